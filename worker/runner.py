@@ -1,0 +1,337 @@
+"""Run one candidate program against its assertions, in a fresh ``python -I`` interpreter.
+
+The host side of the runner. For each candidate it makes a temporary directory, writes the child
+script (worker/child.py plus one line that embeds the candidate) into it, starts the interpreter with
+a minimal environment and closed stdin, and then watches three pipes — stdout, stderr and the child's
+private record pipe — with poll() against a monotonic deadline. Whatever happens, the candidate's
+whole process tree is killed and reaped before the RunResult is returned.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import re
+import secrets
+import select
+import signal
+import subprocess
+import tempfile
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ValidationError
+
+from worker.proctree import TOKEN_VARIABLE, become_subreaper, kill_tree
+from worker.result import AssertionOutcome, Outcome, RunResult
+from worker.settings import MAX_TIMEOUT_S, MIN_TIMEOUT_S, RunnerConfig, runner_config
+
+__all__ = ["AssertionOutcome", "Outcome", "RunResult", "extract_code", "run_candidate", "score_code_exec"]
+
+_FENCE = re.compile(r"^(?P<indent>[ \t]*)(?P<ticks>`{3,})(?P<info>[^`\n]*)$")
+_RECORD_BYTES = 16 << 20
+_TAIL_CHARS = 600
+
+
+def extract_code(text: str) -> str | None:
+    """The first fenced code block of a model's answer, the whole text if it has no fence, or None.
+
+    A fence is a line of three or more backticks, optionally indented and followed by a language
+    tag; it closes at a line of at least as many backticks. None means a fence was opened and never
+    closed (typically a generation cut off by its token limit): such an answer is not run at all.
+    """
+    lines = text.splitlines()
+    for start, line in enumerate(lines):
+        opening = _FENCE.match(line)
+        if opening is None:
+            continue
+        indent, ticks = len(opening["indent"]), len(opening["ticks"])
+        for end in range(start + 1, len(lines)):
+            closing = _FENCE.match(lines[end])
+            if closing and len(closing["ticks"]) >= ticks and not closing["info"].strip():
+                body = lines[start + 1 : end]
+                return "\n".join(_strip_indent(row, indent) for row in body) + ("\n" if body else "")
+        return None
+    return text
+
+
+def _strip_indent(line: str, width: int) -> str:
+    """Remove up to `width` leading spaces, as CommonMark does inside an indented fence."""
+    return line[min(width, len(line) - len(line.lstrip(" "))) :]
+
+
+def clamp_timeout(timeout_s: float) -> float:
+    if math.isnan(timeout_s):
+        raise ValueError("timeout_s is NaN")
+    return min(max(float(timeout_s), MIN_TIMEOUT_S), MAX_TIMEOUT_S)
+
+
+def score_code_exec(generation: str, assertions: Sequence[str], timeout_s: float = 3.0, **limits: object) -> RunResult:
+    """Extract the code from a model's answer (see extract_code), then run it (see run_candidate)."""
+    code = extract_code(generation)
+    if code is None:
+        return RunResult(
+            exit_code=Outcome.SYNTAX_ERROR,
+            score=0.0,
+            passed=0,
+            total=len(assertions),
+            detail="a ``` code fence is never closed; nothing was run",
+        )
+    return run_candidate(code, assertions, timeout_s, **limits)
+
+
+def run_candidate(code: str, assertions: Sequence[str], timeout_s: float = 3.0, **limits: object) -> RunResult:
+    """Run `code`, then each assertion in the namespace it leaves; never raises for what the code does.
+
+    `timeout_s` is clamped to [0.1, 30] and counts from the moment the candidate starts. `limits`
+    override the RunnerConfig fields of the settings (memory_bytes=..., interpreter=..., ...); an
+    unknown name is a TypeError.
+    """
+    config = runner_config(**limits)
+    timeout = clamp_timeout(timeout_s)
+    assertions = list(assertions)
+    began = time.monotonic()
+    try:
+        with tempfile.TemporaryDirectory(prefix="codeexec-", ignore_cleanup_errors=True) as workdir:
+            ending = _run_in(workdir, code, assertions, timeout, config)
+    except OSError as exc:  # no temporary directory, no pipes: the machine, not the candidate
+        ending = _Ending(Outcome.INFRA_ERROR, f"could not prepare the run: {exc}")
+    return ending.result(len(assertions), time.monotonic() - began)
+
+
+@dataclass
+class _Ending:
+    outcome: Outcome
+    detail: str
+    assertions: list[AssertionOutcome] = field(default_factory=list)
+
+    def result(self, total: int, duration_s: float) -> RunResult:
+        passed = sum(a.passed for a in self.assertions)
+        if self.outcome in (Outcome.PASS, Outcome.ASSERTION_FAIL, Outcome.ERROR) and self.assertions:
+            score = passed / total
+        else:
+            score = 1.0 if self.outcome is Outcome.PASS else 0.0
+            passed = total if self.outcome is Outcome.PASS else 0
+        return RunResult(
+            exit_code=self.outcome,
+            score=score,
+            passed=passed,
+            total=total,
+            detail=self.detail,
+            duration_s=duration_s,
+            assertions=self.assertions,
+        )
+
+
+class _ChildRecord(BaseModel):
+    """One line of the child's record pipe; worker/child.py describes them."""
+
+    nonce: str
+    event: Literal["started", "finished"]
+    outcome: Literal["pass", "assertion_fail", "syntax_error", "error"] | None = None
+    detail: str = ""
+    assertions: list[tuple[bool, str | None]] = []
+
+
+@lru_cache(maxsize=1)
+def _script_head() -> str:
+    """The start of every runner script: load worker/child.py by itself (as module `child`).
+
+    Importing rather than pasting its text lets the interpreter reuse its cached bytecode (written
+    by the first child, or by pip at install time): compiling the source anew would cost every
+    candidate about a millisecond.
+    """
+    here = str(Path(__file__).parent)
+    return f"import sys\nsys.path.insert(0, {here!r})\nfrom child import main\ndel sys.path[0]\n"
+
+
+def _run_in(workdir: str, code: str, assertions: list[str], timeout: float, config: RunnerConfig) -> _Ending:
+    nonce, token = secrets.token_hex(16), secrets.token_hex(8)
+    rlimits = {
+        "RLIMIT_AS": config.memory_bytes,
+        "RLIMIT_FSIZE": config.file_size_bytes,
+        "RLIMIT_NOFILE": config.open_files,
+        "RLIMIT_CORE": config.core_bytes,
+    }
+    record_r, record_w = os.pipe()
+    lifeline_r, lifeline_w = os.pipe()
+    call = (
+        f"main({code!r}, {assertions!r}, {sorted(config.denied_modules)!r}, "
+        f"{ {k: v for k, v in rlimits.items() if v is not None}!r}, {nonce!r}, {record_w}, {lifeline_r})\n"
+    )
+    script = os.path.join(workdir, ".codeexec_runner.py")
+    proc = None
+    try:
+        with open(script, "w", encoding="utf-8") as out:
+            out.write(_script_head() + call)
+        become_subreaper()
+        try:
+            proc = subprocess.Popen(
+                [config.interpreter, "-I", *config.interpreter_flags, script],
+                cwd=workdir,
+                env={
+                    "PATH": "/usr/local/bin:/usr/bin:/bin",
+                    "HOME": workdir,
+                    "TMPDIR": workdir,
+                    "LANG": "C.UTF-8",
+                    "OMP_NUM_THREADS": "1",
+                    TOKEN_VARIABLE: token,
+                },
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                pass_fds=(record_w, lifeline_r),
+                start_new_session=True,
+            )
+        except OSError as exc:  # interpreter missing, cannot fork, out of descriptors
+            return _Ending(Outcome.INFRA_ERROR, f"could not start {config.interpreter}: {exc}")
+        os.close(record_w)
+        os.close(lifeline_r)
+        record_w = lifeline_r = -1
+        return _Watch(proc, record_r, nonce, timeout, config).run()
+    finally:
+        if proc is not None:
+            kill_tree(proc, token)
+            proc.stdout.close()  # type: ignore[union-attr]
+            proc.stderr.close()  # type: ignore[union-attr]
+        for fd in (record_r, record_w, lifeline_r, lifeline_w):
+            if fd >= 0:
+                os.close(fd)
+
+
+class _Watch:
+    """Reads the child's three pipes until it finishes, ends, overflows or runs out of time."""
+
+    def __init__(
+        self, proc: subprocess.Popen[bytes], record_fd: int, nonce: str, timeout: float, config: RunnerConfig
+    ) -> None:
+        self.proc, self.nonce, self.timeout, self.config = proc, nonce, timeout, config
+        self.stdout_fd = proc.stdout.fileno()  # type: ignore[union-attr]
+        self.stderr_fd = proc.stderr.fileno()  # type: ignore[union-attr]
+        self.record_fd = record_fd
+        self.open_fds = [self.stdout_fd, self.stderr_fd, self.record_fd]  # the order data is handled in
+        self.stdout_bytes = self.stderr_bytes = 0
+        self.stderr_tail = b""
+        self.record = b""
+        self.started = False
+        self.finished: _ChildRecord | None = None
+        self.deadline = time.monotonic() + config.startup_timeout_s
+
+    def run(self) -> _Ending:
+        poller = select.poll()
+        for fd in self.open_fds:
+            os.set_blocking(fd, False)
+            poller.register(fd, select.POLLIN)
+        try:
+            pidfd: int | None = os.pidfd_open(self.proc.pid)
+            poller.register(pidfd, select.POLLIN)
+        except (AttributeError, OSError):  # no pidfd (old kernel): notice the exit by polling often
+            pidfd = None
+        try:
+            while True:
+                remaining = self.deadline - time.monotonic()
+                if remaining <= 0:
+                    return self._out_of_time()
+                wait_ms = remaining * 1000 if pidfd is not None else min(remaining * 1000, 50)
+                ready = {fd for fd, _ in poller.poll(wait_ms)}
+                for fd in [fd for fd in self.open_fds if fd in ready]:
+                    ending = self._read(fd, poller)
+                    if ending:
+                        return ending
+                if pidfd in ready or (pidfd is None and self.proc.poll() is not None):
+                    return self._exited(poller)
+        finally:
+            if pidfd is not None:
+                os.close(pidfd)
+
+    def _read(self, fd: int, poller: select.poll, drain: bool = False) -> _Ending | None:
+        """Handle what fd has to give (all of it when draining); an _Ending once the run is decided."""
+        while fd in self.open_fds:
+            try:
+                chunk = os.read(fd, 1 << 16)
+            except BlockingIOError:
+                return None
+            if not chunk:
+                self.open_fds.remove(fd)
+                poller.unregister(fd)
+                return None
+            ending = self._handle(fd, chunk, poller)
+            if ending or not drain:
+                return ending
+        return None
+
+    def _handle(self, fd: int, chunk: bytes, poller: select.poll) -> _Ending | None:
+        if fd == self.stdout_fd:
+            self.stdout_bytes += len(chunk)
+            if self.stdout_bytes > self.config.output_bytes:
+                return _Ending(Outcome.ERROR, "output overflow")
+            return None
+        if fd == self.stderr_fd:
+            self.stderr_bytes += len(chunk)
+            self.stderr_tail = (self.stderr_tail + chunk)[-4 * _TAIL_CHARS :]
+            if self.stderr_bytes > self.config.stderr_bytes:
+                return _Ending(Outcome.ERROR, "output overflow (stderr)")
+            return None
+        self.record += chunk
+        if len(self.record) > _RECORD_BYTES:
+            return _Ending(Outcome.ERROR, "the record pipe overflowed: something other than the runner wrote to it")
+        *lines, self.record = self.record.split(b"\n")
+        for line in lines:
+            try:
+                record = _ChildRecord.model_validate_json(line)
+            except ValidationError:
+                continue
+            if record.nonce != self.nonce:
+                continue
+            if record.event == "started" and not self.started:
+                self.started = True
+                self.deadline = time.monotonic() + self.timeout
+            elif record.event == "finished" and self.started:
+                # The child flushed its output before writing this: count all of it against the cap.
+                for out_fd in (self.stdout_fd, self.stderr_fd):
+                    ending = self._read(out_fd, poller, drain=True)
+                    if ending:
+                        return ending
+                return self._verdict(record)
+        return None
+
+    def _verdict(self, record: _ChildRecord) -> _Ending:
+        outcome = Outcome(record.outcome)
+        assertions = [AssertionOutcome(passed=passed, error=error) for passed, error in record.assertions]
+        return _Ending(outcome, record.detail, assertions)
+
+    def _exited(self, poller: select.poll) -> _Ending:
+        for fd in list(self.open_fds):
+            ending = self._read(fd, poller, drain=True)
+            if ending:
+                return ending
+        how = _describe_status(self.proc.wait())
+        if not self.started:
+            return _Ending(Outcome.INFRA_ERROR, f"the runner script did not start: {how}{self._stderr()}")
+        return _Ending(Outcome.ERROR, f"the interpreter {how} before the runner finished{self._stderr()}")
+
+    def _out_of_time(self) -> _Ending:
+        if not self.started:
+            return _Ending(
+                Outcome.INFRA_ERROR,
+                f"the interpreter did not start within {self.config.startup_timeout_s:g} s{self._stderr()}",
+            )
+        return _Ending(Outcome.TIMEOUT, f"timed out after {self.timeout:g} s")
+
+    def _stderr(self) -> str:
+        tail = " ".join(self.stderr_tail.decode("utf-8", "replace").split())[-_TAIL_CHARS:]
+        return f"; stderr: {tail}" if tail else ""
+
+
+def _describe_status(status: int) -> str:
+    if status >= 0:
+        return f"exited with status {status}"
+    try:
+        name = signal.Signals(-status).name
+    except ValueError:
+        name = f"signal {-status}"
+    return f"was killed by {name}"

@@ -1,0 +1,87 @@
+"""Every setting codeexec reads, in one place.
+
+Each field can be set from the environment as ``CODEEXEC_<FIELD>`` (for example
+``CODEEXEC_REDIS_URL``); command-line flags override the environment.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from functools import lru_cache
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, Field
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+#: Modules a candidate may not import by name (nor any submodule of them). A backstop against the
+#: obvious ways generated code reaches the network, other processes or the file tree, not a sandbox:
+#: see the README. Extend it with ``CODEEXEC_DENY_EXTRA``.
+DENIED_MODULES: frozenset[str] = frozenset(
+    {
+        "subprocess",
+        "socket",
+        "requests",
+        "urllib",
+        "ctypes",
+        "shutil",
+        "http.client",
+        "asyncio.subprocess",
+    }
+)
+
+MIN_TIMEOUT_S = 0.1
+MAX_TIMEOUT_S = 30.0
+
+
+def _default_data_dir() -> Path:
+    base = os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share"
+    return Path(base) / "codeexec"
+
+
+class RunnerConfig(BaseModel):
+    """How one candidate is run. Defaults come from Settings; run_candidate(**limits) overrides them."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    interpreter: str = Field(sys.executable, description="Python that runs candidates (always with -I).")
+    interpreter_flags: list[str] = Field(default_factory=list, description="Extra flags after -I.")
+    deny_extra: list[str] = Field(default_factory=list, description="Modules denied on top of DENIED_MODULES.")
+    memory_bytes: int | None = Field(4 << 30, gt=0, description="RLIMIT_AS of a candidate; None: no limit.")
+    file_size_bytes: int | None = Field(64 << 20, ge=0, description="RLIMIT_FSIZE: largest file it writes.")
+    open_files: int | None = Field(1024, gt=3, description="RLIMIT_NOFILE of a candidate.")
+    core_bytes: int = Field(0, ge=0, description="RLIMIT_CORE: 0, no core dumps.")
+    output_bytes: int = Field(256 << 10, gt=0, description="stdout a candidate may write before it is killed.")
+    stderr_bytes: int = Field(1 << 20, gt=0, description="stderr a candidate may write before it is killed.")
+    startup_timeout_s: float = Field(
+        30.0, gt=0, description="How long the interpreter may take to start before the run is an infra_error."
+    )
+
+    @property
+    def denied_modules(self) -> frozenset[str]:
+        return DENIED_MODULES | frozenset(self.deny_extra)
+
+
+class Settings(BaseSettings, RunnerConfig):
+    model_config = SettingsConfigDict(env_prefix="CODEEXEC_", extra="ignore", frozen=True)
+
+    timeout_s: float = Field(3.0, description="Default per-candidate wall-clock limit, clamped to [0.1, 30].")
+
+    # -- the distributed path ------------------------------------------------------------------
+    redis_url: str | None = Field(None, description="Shared Redis/Valkey; unset starts a private Valkey.")
+    data_dir: Path = Field(default_factory=_default_data_dir, description="Where the private Valkey keeps data.")
+    workers: int | None = Field(None, description="Local worker processes to start (default: one per core).")
+
+
+@lru_cache(maxsize=1)
+def get_settings() -> Settings:
+    return Settings()
+
+
+def runner_config(**overrides: object) -> RunnerConfig:
+    """The settings' RunnerConfig with overrides applied; TypeError names an unknown one."""
+    unknown = sorted(overrides.keys() - RunnerConfig.model_fields.keys())
+    if unknown:
+        raise TypeError(f"unknown runner limit(s) {unknown}; known: {sorted(RunnerConfig.model_fields)}")
+    base = get_settings().model_dump(include=set(RunnerConfig.model_fields))
+    return RunnerConfig.model_validate(base | overrides)
