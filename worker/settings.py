@@ -6,8 +6,10 @@ Each field can be set from the environment as ``CODEEXEC_<FIELD>`` (for example
 
 from __future__ import annotations
 
+import hashlib
 import os
 import sys
+import tempfile
 from functools import lru_cache
 from pathlib import Path
 
@@ -68,9 +70,36 @@ class Settings(BaseSettings, RunnerConfig):
     timeout_s: float = Field(3.0, description="Default per-candidate wall-clock limit, clamped to [0.1, 30].")
 
     # -- the distributed path ------------------------------------------------------------------
-    redis_url: str | None = Field(None, description="Shared Redis/Valkey; unset starts a private Valkey.")
+    redis_url: str | None = Field(None, description="Shared Redis/Valkey; unset: the private Valkey in data_dir.")
     data_dir: Path = Field(default_factory=_default_data_dir, description="Where the private Valkey keeps data.")
-    workers: int | None = Field(None, description="Local worker processes to start (default: one per core).")
+    workers: int | None = Field(None, ge=0, description="Local worker processes to start (default: one per core).")
+    batch_size: int = Field(16, ge=1, description="Most samples one Celery message carries.")
+    max_attempts: int = Field(
+        3, ge=1, description="Deliveries of a sample, or runs after infra_error, before giving up."
+    )
+    visibility_timeout_s: float | None = Field(
+        None, gt=0, description="Seconds before an unacknowledged job goes to another worker (default: see below)."
+    )
+
+    @property
+    def effective_redis_url(self) -> str:
+        return self.redis_url or f"unix://{embedded_socket(self.data_dir)}"
+
+    @property
+    def effective_visibility_timeout_s(self) -> float:
+        """Longer than the longest job can run: a full batch of candidates that all start slowly and time out."""
+        if self.visibility_timeout_s is not None:
+            return self.visibility_timeout_s
+        return self.batch_size * (MAX_TIMEOUT_S + self.startup_timeout_s) + 60
+
+
+def embedded_socket(data_dir: Path) -> Path:
+    """The private Valkey's unix socket: in data_dir, unless that path is too long for a socket."""
+    path = data_dir.expanduser().resolve() / "valkey.sock"
+    if len(str(path)) < 100:  # sun_path holds 108 bytes
+        return path
+    digest = hashlib.sha256(str(path).encode()).hexdigest()[:12]
+    return Path(tempfile.gettempdir()) / f"codeexec-{os.getuid()}-{digest}.sock"
 
 
 @lru_cache(maxsize=1)

@@ -1,0 +1,132 @@
+"""Store and aggregator logic on fakeredis (fast unit tests; the real server is in test_distributed)."""
+
+from __future__ import annotations
+
+import fakeredis
+import pytest
+
+from producer.report import build_report
+from worker import keys
+from worker.models import RunMeta, Sample, SampleKind, StoredResult
+from worker.result import Outcome
+from worker.store import WorkerStore
+
+RUN = "unit"
+
+
+@pytest.fixture
+def db() -> fakeredis.FakeRedis:
+    client = fakeredis.FakeRedis(decode_responses=True)
+    meta = RunMeta(
+        run=RUN,
+        created=0.0,
+        status="queued",
+        problems="p",
+        samples_path="s",
+        samples_sha256="x",
+        n_samples=0,
+        n_tasks=0,
+        timeout_s=3.0,
+        k=[1],
+    )
+    client.set(keys.meta(RUN), meta.model_dump_json())
+    return client
+
+
+def result(outcome: Outcome, passed: int = 0, total: int = 2) -> StoredResult:
+    return StoredResult(exit_code=outcome, score=passed / total, passed=passed, total=total)
+
+
+def expect(db: fakeredis.FakeRedis, per_task: dict[str, int]) -> None:
+    meta = RunMeta.model_validate_json(db.get(keys.meta(RUN)))
+    meta.n_samples = sum(per_task.values())
+    db.set(keys.meta(RUN), meta.model_dump_json())
+    for task_id, count in per_task.items():
+        db.hset(keys.expected(RUN), task_id, count)
+        for index in range(count):
+            db.hset(
+                keys.pending(RUN, task_id), str(index), Sample(kind=SampleKind.COMPLETION, text="x").model_dump_json()
+            )
+
+
+def test_first_write_wins_and_moves_the_counters_once(db: fakeredis.FakeRedis) -> None:
+    expect(db, {"t": 2})
+    store = WorkerStore(db)
+    assert store.record(RUN, "t", 0, result(Outcome.PASS, 2)) is True
+    assert store.record(RUN, "t", 0, result(Outcome.ASSERTION_FAIL, 1)) is False  # a duplicate delivery
+    assert store.record(RUN, "t", 1, result(Outcome.TIMEOUT)) is True
+    assert db.hget(keys.n(RUN), "t") == "2"
+    assert db.hget(keys.c(RUN), "t") == "1"
+    assert db.hgetall(keys.stats(RUN)) == {"done": "2", "outcome:pass": "1", "outcome:timeout": "1"}
+    assert StoredResult.model_validate_json(db.hget(keys.results(RUN, "t"), "0")).exit_code == "pass"
+    assert db.hlen(keys.pending(RUN, "t")) == 0
+    assert store.pending(RUN, "t", 0) is None
+
+
+def test_infra_error_is_recorded_but_kept_out_of_n(db: fakeredis.FakeRedis) -> None:
+    expect(db, {"t": 2})
+    store = WorkerStore(db)
+    store.record(RUN, "t", 0, result(Outcome.INFRA_ERROR))
+    store.record(RUN, "t", 1, result(Outcome.PASS, 2))
+    assert db.hget(keys.n(RUN), "t") == "1"
+    report = build_report(db, RUN, [1])
+    assert report.tasks["t"].n == 1 and report.tasks["t"].c == 1
+    assert report.outcomes["infra_error"] == 1
+    assert "left out of n" in report.notes[0]
+
+
+def test_attempts_are_counted_per_sample(db: fakeredis.FakeRedis) -> None:
+    store = WorkerStore(db)
+    assert [store.count_attempt(RUN, "t", 0) for _ in range(3)] == [1, 2, 3]
+    assert store.count_attempt(RUN, "t", 1) == 1
+
+
+def test_report_pass_at_k_per_task_and_mean_with_the_human_eval_rule(db: fakeredis.FakeRedis) -> None:
+    expect(db, {"HumanEval/2": 4, "HumanEval/10": 2})
+    store = WorkerStore(db)
+    for index, outcome in enumerate([Outcome.PASS, Outcome.ASSERTION_FAIL, Outcome.PASS, Outcome.ERROR]):
+        store.record(RUN, "HumanEval/2", index, result(outcome, 2 if outcome == "pass" else 0))
+    for index in range(2):
+        store.record(RUN, "HumanEval/10", index, result(Outcome.SYNTAX_ERROR))
+    report = build_report(db, RUN, [1, 2, 4])
+    assert list(report.tasks) == ["HumanEval/2", "HumanEval/10"]  # natural order
+    assert report.tasks["HumanEval/2"].pass_at_k == {"1": 0.5, "2": pytest.approx(5 / 6), "4": 1.0}
+    assert report.tasks["HumanEval/10"].pass_at_k == {"1": 0.0, "2": 0.0}
+    assert report.pass_at_k == {"1": 0.25, "2": pytest.approx(5 / 12)}
+    assert report.left_out == {"4": "1 of 2 tasks have fewer than 4 samples (fewest: 2)"}
+    assert report.complete and report.n_done == 6
+
+
+def test_report_of_an_incomplete_run_says_so(db: fakeredis.FakeRedis) -> None:
+    expect(db, {"t": 3})
+    WorkerStore(db).record(RUN, "t", 0, result(Outcome.PASS, 2))
+    report = build_report(db, RUN, [1])
+    assert not report.complete
+    assert report.n_done == 1 and report.n_samples == 3
+    assert report.notes == ["incomplete: 1 of 3 samples have a result"]
+    assert report.tasks["t"].pass_at_k == {"1": 1.0}
+
+
+def test_problem_cache_reads_redis_once(db: fakeredis.FakeRedis) -> None:
+    db.hset(keys.problems(RUN), "t", '{"task_id": "t", "assertions": ["assert 1"]}')
+    store = WorkerStore(db)
+    assert store.problem(RUN, "t").assertions == ["assert 1"]
+    db.hset(keys.problems(RUN), "t", '{"task_id": "t", "assertions": ["assert 2"]}')
+    assert store.problem(RUN, "t").assertions == ["assert 1"]  # problems never change within a run
+    assert store.problem(RUN, "missing") is None
+
+
+def test_every_key_of_a_run_shares_one_cluster_slot() -> None:
+    run_keys = [
+        keys.meta(RUN),
+        keys.problems(RUN),
+        keys.expected(RUN),
+        keys.pending(RUN, "a/1"),
+        keys.results(RUN, "a/1"),
+        keys.attempts(RUN, "a/1"),
+        keys.n(RUN),
+        keys.c(RUN),
+        keys.stats(RUN),
+    ]
+    assert all("{unit}" in key for key in run_keys)
+    assert len(set(run_keys)) == len(run_keys)

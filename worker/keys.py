@@ -1,0 +1,75 @@
+"""Every Redis key codeexec writes, in one place.
+
+All keys of a run carry the run id in braces, a Redis Cluster hash tag, so that a run lives in one
+slot and the result write can touch all of them in one Lua script.
+
+    codeexec:runs                       zset   run id -> creation time (unix seconds)
+    codeexec:{run}:meta                 string RunMeta as JSON
+    codeexec:{run}:problems             hash   task_id -> Problem as JSON (stored once per run)
+    codeexec:{run}:expected             hash   task_id -> samples submitted for the task
+    codeexec:{run}:pending:{task_id}    hash   sample index -> Sample as JSON, until it has a result
+    codeexec:{run}:results:{task_id}    hash   sample index -> StoredResult as JSON (first write wins)
+    codeexec:{run}:attempts:{task_id}   hash   sample index -> deliveries so far
+    codeexec:{run}:n                    hash   task_id -> samples with a result that counts (not infra_error)
+    codeexec:{run}:c                    hash   task_id -> samples that passed
+    codeexec:{run}:stats                hash   "done" -> results recorded; "outcome:<exit code>" -> count
+
+The Celery broker's own keys (the queue list named QUEUE, kombu's "unacked" hash and
+"unacked_index" zset) are kombu's.
+"""
+
+from __future__ import annotations
+
+PREFIX = "codeexec"
+QUEUE = "codeexec"  # the Celery queue jobs go to
+RUNS = f"{PREFIX}:runs"
+DONE = "done"  # field of the stats hash
+
+
+def _run(run: str) -> str:
+    return f"{PREFIX}:{{{run}}}"
+
+
+def meta(run: str) -> str:
+    return f"{_run(run)}:meta"
+
+
+def problems(run: str) -> str:
+    return f"{_run(run)}:problems"
+
+
+def expected(run: str) -> str:
+    return f"{_run(run)}:expected"
+
+
+def pending(run: str, task_id: str) -> str:
+    return f"{_run(run)}:pending:{task_id}"
+
+
+def results(run: str, task_id: str) -> str:
+    return f"{_run(run)}:results:{task_id}"
+
+
+def attempts(run: str, task_id: str) -> str:
+    return f"{_run(run)}:attempts:{task_id}"
+
+
+def n(run: str) -> str:
+    return f"{_run(run)}:n"
+
+
+def c(run: str) -> str:
+    return f"{_run(run)}:c"
+
+
+def stats(run: str) -> str:
+    return f"{_run(run)}:stats"
+
+
+def outcome_field(exit_code: str) -> str:
+    return f"outcome:{exit_code}"
+
+
+def run_pattern(run: str) -> str:
+    """Matches every key of the run (for deleting one)."""
+    return f"{_run(run)}:*"

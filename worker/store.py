@@ -1,0 +1,92 @@
+"""The worker's side of Redis: read a job's problem and samples, and record each result exactly once."""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+
+import redis
+from redis.backoff import ExponentialBackoff
+from redis.exceptions import BusyLoadingError, ConnectionError, TimeoutError
+from redis.retry import Retry
+
+from worker import keys
+from worker.models import Problem, Sample, StoredResult
+
+# One atomic step per result: the first write of (run, task, sample) wins; only that write removes the
+# sample from pending and moves the task's n and c and the run's counters. A redelivered or duplicated
+# job finds the field taken and changes nothing.
+#   KEYS: results, pending, n, c, stats      ARGV: index, result JSON, task_id, outcome, in n, passed
+_RECORD = """
+if redis.call('HSETNX', KEYS[1], ARGV[1], ARGV[2]) == 0 then
+    return 0
+end
+redis.call('HDEL', KEYS[2], ARGV[1])
+if ARGV[5] == '1' then redis.call('HINCRBY', KEYS[3], ARGV[3], 1) end
+if ARGV[6] == '1' then redis.call('HINCRBY', KEYS[4], ARGV[3], 1) end
+redis.call('HINCRBY', KEYS[5], 'outcome:' .. ARGV[4], 1)
+redis.call('HINCRBY', KEYS[5], 'done', 1)
+return 1
+"""
+
+_PROBLEM_CACHE = 4096
+
+
+def connect(url: str) -> redis.Redis:
+    """A client that rides out a restart of the server: a command retries with backoff for about a minute.
+
+    Retrying is safe for everything codeexec sends: writes are idempotent (HSET, HSETNX in the record
+    script), except the delivery-attempt counter, where a rare extra count only brings the attempt
+    limit a little closer.
+    """
+    return redis.Redis.from_url(
+        url,
+        decode_responses=True,
+        retry=Retry(ExponentialBackoff(cap=2.0, base=0.05), 40),
+        retry_on_error=[ConnectionError, TimeoutError, BusyLoadingError],
+        health_check_interval=30,
+    )
+
+
+class WorkerStore:
+    def __init__(self, client: redis.Redis) -> None:
+        self.client = client
+        self._record = client.register_script(_RECORD)
+        self._problems: OrderedDict[tuple[str, str], Problem] = OrderedDict()
+
+    def problem(self, run: str, task_id: str) -> Problem | None:
+        """The task's problem; a run's problems never change, so each process asks Redis once per task."""
+        key = (run, task_id)
+        if key in self._problems:
+            self._problems.move_to_end(key)
+            return self._problems[key]
+        raw = self.client.hget(keys.problems(run), task_id)
+        if raw is None:
+            return None
+        problem = self._problems[key] = Problem.model_validate_json(raw)
+        if len(self._problems) > _PROBLEM_CACHE:
+            self._problems.popitem(last=False)
+        return problem
+
+    def pending(self, run: str, task_id: str, index: int) -> Sample | None:
+        """The sample, if it still has no result (None for a duplicate delivery of a finished one)."""
+        raw = self.client.hget(keys.pending(run, task_id), str(index))
+        return None if raw is None else Sample.model_validate_json(raw)
+
+    def count_attempt(self, run: str, task_id: str, index: int) -> int:
+        """Count one more delivery of the sample; return how many there have been."""
+        return int(self.client.hincrby(keys.attempts(run, task_id), str(index), 1))
+
+    def record(self, run: str, task_id: str, index: int, result: StoredResult) -> bool:
+        """Store the result unless the sample has one already; True if this write counted."""
+        written = self._record(
+            keys=[keys.results(run, task_id), keys.pending(run, task_id), keys.n(run), keys.c(run), keys.stats(run)],
+            args=[
+                index,
+                result.model_dump_json(),
+                task_id,
+                result.exit_code.value,
+                int(result.counts_toward_n),
+                int(result.exit_code == "pass"),
+            ],
+        )
+        return bool(written)
