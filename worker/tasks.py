@@ -1,0 +1,73 @@
+"""The Celery task: evaluate the samples of one job and record each result exactly once."""
+
+from __future__ import annotations
+
+import logging
+import os
+import time
+
+from worker.celery import app
+from worker.models import Job, StoredResult
+from worker.program import program_for
+from worker.result import Outcome, RunResult
+from worker.runner import run_candidate, unclosed_fence
+from worker.settings import get_settings
+from worker.store import WorkerStore, connect
+
+log = logging.getLogger(__name__)
+_stores: dict[int, WorkerStore] = {}
+
+
+def store() -> WorkerStore:
+    """This process's store: a prefork pool process must not share the parent's Redis connection."""
+    pid = os.getpid()
+    if pid not in _stores:
+        _stores.clear()
+        _stores[pid] = WorkerStore(connect(get_settings().effective_redis_url))
+    return _stores[pid]
+
+
+@app.task(name="codeexec.evaluate")
+def evaluate(job: dict[str, object]) -> None:
+    parsed = Job.model_validate(job)
+    for task_id, index in parsed.samples:
+        evaluate_sample(store(), parsed.run, task_id, index)
+
+
+def evaluate_sample(db: WorkerStore, run: str, task_id: str, index: int) -> None:
+    sample = db.pending(run, task_id, index)
+    problem = db.problem(run, task_id)
+    if sample is None or problem is None:
+        return  # recorded already: this is a duplicate or redelivered job
+    settings = get_settings()
+    attempt = db.count_attempt(run, task_id, index)
+    if attempt > settings.max_attempts:
+        # Every earlier delivery ended with its worker process dead (a crash that killed the worker,
+        # not just the candidate): do not try again and again, record it.
+        result = RunResult(
+            exit_code=Outcome.ERROR,
+            score=0.0,
+            passed=0,
+            total=len(problem.assertions),
+            detail=f"the worker evaluating this sample died on each of {attempt - 1} attempts; not run again",
+        )
+    else:
+        # The producer stores each problem with the run's timeout filled in where it has none.
+        result = _run(problem.assertions, program_for(problem, sample), problem.timeout_s or settings.timeout_s)
+    db.record(run, task_id, index, StoredResult.from_run(result))
+
+
+def _run(assertions: list[str], code: str | None, timeout_s: float) -> RunResult:
+    """Run the program; an infra_error (the machine's fault) is retried with backoff, then kept."""
+    if code is None:
+        return unclosed_fence(len(assertions))
+    attempts = get_settings().max_attempts
+    for attempt in range(1, attempts + 1):
+        result = run_candidate(code, assertions, timeout_s)
+        if result.exit_code is not Outcome.INFRA_ERROR:
+            return result
+        log.warning("infra_error (attempt %d of %d): %s", attempt, attempts, result.detail)
+        if attempt < attempts:
+            time.sleep(0.5 * 2**attempt)
+    result.detail = f"{result.detail} (after {attempts} attempts)"
+    return result
