@@ -1,0 +1,140 @@
+"""Submitting a run: record it, store each problem once and each sample once, enqueue small jobs."""
+
+from __future__ import annotations
+
+import re
+import secrets
+import time
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+import redis
+
+from producer.inputs import InputError
+from producer.problems import load_problems
+from producer.samples import SampleSet, read_samples
+from worker import keys
+from worker.models import Job, Problem, RunMeta
+from worker.settings import get_settings
+
+_RUN_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
+_PIPELINE_CHUNK = 5000  # commands per round trip while storing
+
+
+def new_run_id(stem: str) -> str:
+    clean = re.sub(r"[^A-Za-z0-9._-]+", "-", stem).strip("-._")[:60] or "run"
+    return f"{clean}-{time.strftime('%Y%m%d-%H%M%S')}-{secrets.token_hex(2)}"
+
+
+def check_run_name(run: str) -> None:
+    if not _RUN_NAME.fullmatch(run):
+        raise InputError(f"run name {run!r}: use letters, digits, '.', '_' and '-' (at most 128, no leading symbol)")
+
+
+def load_meta(client: redis.Redis, run: str) -> RunMeta:
+    raw = client.get(keys.meta(run))
+    if raw is None:
+        raise InputError(f"no run named {run!r} (codeexec runs lists them)")
+    return RunMeta.model_validate_json(raw)
+
+
+def save_meta(client: redis.Redis, meta: RunMeta) -> None:
+    client.set(keys.meta(meta.run), meta.model_dump_json())
+
+
+def submit(
+    client: redis.Redis,
+    problems: dict[str, Problem],
+    samples: SampleSet,
+    meta: RunMeta,
+    batch_size: int,
+) -> RunMeta:
+    """Record the run, store its problems and samples, and enqueue its jobs. The input is valid already."""
+    check_run_name(meta.run)
+    # Claiming the name is the first write: a taken name changes nothing in Redis.
+    if not client.set(keys.meta(meta.run), meta.model_dump_json(), nx=True):
+        raise InputError(f"a run named {meta.run!r} exists already (codeexec report/resume {meta.run})")
+    client.zadd(keys.RUNS, {meta.run: meta.created})
+    store_samples(client, meta, problems, samples)
+    meta.status = "stored"
+    save_meta(client, meta)
+    enqueue(meta.run, [(line.task_id, line.index) for line in samples.lines], batch_size)
+    meta.status = "queued"
+    save_meta(client, meta)
+    return meta
+
+
+def store_samples(client: redis.Redis, meta: RunMeta, problems: dict[str, Problem], samples: SampleSet) -> None:
+    """Store each problem once (with the run's timeout where it has none) and each sample without a result."""
+    done: dict[str, set[str]] = {}
+    pipe = client.pipeline(transaction=False)
+    for task_id, count in samples.per_task.items():
+        problem = problems[task_id]
+        stored = problem.model_copy(update={"timeout_s": problem.timeout_s or meta.timeout_s})
+        pipe.hset(keys.problems(meta.run), task_id, stored.model_dump_json())
+        pipe.hset(keys.expected(meta.run), task_id, count)
+        pipe.hkeys(keys.results(meta.run, task_id))
+    replies = pipe.execute()
+    for task_id, finished in zip(samples.per_task, replies[2::3], strict=True):
+        done[task_id] = set(finished)
+    for chunk in _chunks(samples.lines, _PIPELINE_CHUNK):
+        for line in chunk:
+            if str(line.index) not in done[line.task_id]:
+                pipe.hset(keys.pending(meta.run, line.task_id), str(line.index), line.sample.model_dump_json())
+        pipe.execute()
+
+
+def pending_samples(client: redis.Redis, run: str) -> list[tuple[str, int]]:
+    """Every sample of the run that has no result yet, task by task."""
+    tasks = sorted(client.hkeys(keys.expected(run)))
+    pipe = client.pipeline(transaction=False)
+    for task_id in tasks:
+        pipe.hkeys(keys.pending(run, task_id))
+    refs = []
+    for task_id, indices in zip(tasks, pipe.execute(), strict=True):
+        refs.extend((task_id, int(index)) for index in sorted(indices, key=int))
+    return refs
+
+
+def enqueue(run: str, refs: Sequence[tuple[str, int]], batch_size: int) -> int:
+    """Send the samples as jobs of up to batch_size each; returns the number of jobs.
+
+    Small runs get one sample per job, so that every worker gets a share; large ones the full
+    batch, so that enqueueing (one Celery message costs ~0.4 ms) is not the bottleneck.
+    """
+    from worker.tasks import evaluate  # imports the Celery app, configured from the settings
+
+    size = max(1, min(batch_size, len(refs) // 256))
+    jobs = 0
+    with evaluate.app.producer_or_acquire() as producer:
+        for chunk in _chunks(refs, size):
+            evaluate.apply_async((Job(run=run, samples=list(chunk)).model_dump(),), producer=producer)
+            jobs += 1
+    return jobs
+
+
+def _chunks(items: Sequence, size: int) -> Iterable[Sequence]:
+    for start in range(0, len(items), size):
+        yield items[start : start + size]
+
+
+def resume(client: redis.Redis, run: str, samples_path: Path | None = None) -> int:
+    """Enqueue again exactly the samples of the run that have no result; returns how many.
+
+    If the producer died while storing the samples, the rest are stored first, from the run's samples
+    file (which must be unchanged).
+    """
+    meta = load_meta(client, run)
+    if meta.status == "storing":
+        problems = load_problems(meta.problems)
+        samples = read_samples(samples_path or Path(meta.samples_path), problems, skip_unknown=True)
+        if samples.sha256 != meta.samples_sha256:
+            raise InputError(f"{samples.path}: not the samples file run {run!r} was submitted with")
+        store_samples(client, meta, problems, samples)
+        meta.status = "stored"
+        save_meta(client, meta)
+    refs = pending_samples(client, run)
+    enqueue(run, refs, get_settings().batch_size)
+    meta.status = "queued"
+    save_meta(client, meta)
+    return len(refs)
