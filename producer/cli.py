@@ -1,0 +1,263 @@
+"""The ``codeexec`` command line.
+
+Flags override ``CODEEXEC_*`` environment variables: they are written into the environment before
+the settings are read, so the workers a command starts see them too.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+import redis
+
+from producer.backend import WORKER_FLAGS, backend
+from producer.display import print_report, stderr, wait_for
+from producer.inputs import InputError
+from producer.persample import write_per_sample
+from producer.problems import CANONICAL, load_problems, write_canonical_samples
+from producer.report import build_report, progress
+from producer.samples import SampleSet, read_samples
+from producer.server import EmbeddedServer
+from producer.submit import check_run_name, load_meta, new_run_id, resume, submit
+from worker import keys
+from worker.models import Problem, RunMeta
+from worker.runner import clamp_timeout
+from worker.settings import get_settings
+
+DEFAULT_K = "1,10,100"
+
+
+def parse_k(text: str) -> list[int]:
+    try:
+        ks = [int(part) for part in text.split(",") if part.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"--k {text!r}: expected whole numbers like 1,10,100") from None
+    if not ks or any(k <= 0 for k in ks):
+        raise argparse.ArgumentTypeError(f"--k {text!r}: every k must be a positive whole number")
+    return sorted(set(ks))
+
+
+def build_parser() -> argparse.ArgumentParser:
+    shared = argparse.ArgumentParser(add_help=False)
+    shared.add_argument("--redis-url", help="shared Redis/Valkey (env CODEEXEC_REDIS_URL); default: private Valkey")
+    shared.add_argument("--data-dir", help="where the private Valkey keeps its data (env CODEEXEC_DATA_DIR)")
+
+    inputs = argparse.ArgumentParser(add_help=False)
+    inputs.add_argument("--problems", required=True, help="'humaneval' or a problems file (JSONL)")
+    inputs.add_argument(
+        "--samples", required=True, type=Path, help="samples file (one JSON object a line), or 'canonical'"
+    )
+    inputs.add_argument("--run", help="name of the run (default: from the samples file name and the time)")
+    inputs.add_argument("--k", type=parse_k, default=parse_k(DEFAULT_K), help=f"pass@k to report (default {DEFAULT_K})")
+    inputs.add_argument("--timeout", type=float, help="seconds per candidate, clamped to [0.1, 30] (default 3)")
+    inputs.add_argument("--skip-unknown", action="store_true", help="leave out samples whose task_id is unknown")
+
+    output = argparse.ArgumentParser(add_help=False)
+    output.add_argument("--json", action="store_true", help="print one JSON object instead of tables")
+    output.add_argument("--per-sample", type=Path, metavar="OUT.jsonl", help="write one JSON line per sample")
+    output.add_argument("--per-task", action="store_true", help="also show n, c and pass@k for each task")
+
+    workers = argparse.ArgumentParser(add_help=False)
+    workers.add_argument("--workers", type=int, help="local worker processes (default: cores without --redis-url)")
+
+    parser = argparse.ArgumentParser(
+        prog="codeexec", description="Queue-backed distributed evaluator for code generation."
+    )
+    sub = parser.add_subparsers(dest="command", required=True)
+    sub.add_parser("eval", parents=[shared, inputs, output, workers], help="submit, run, wait and report")
+    sub.add_parser("submit", parents=[shared, inputs], help="submit a run and print its id")
+    status = sub.add_parser("status", parents=[shared, workers], help="progress of a run")
+    status.add_argument("run")
+    status.add_argument("--wait", action="store_true", help="wait for the run to finish (re-attach)")
+    report = sub.add_parser("report", parents=[shared, output], help="pass@k of a run")
+    report.add_argument("run")
+    report.add_argument("--k", type=parse_k, help="pass@k to report (default: the run's)")
+    report.add_argument("--samples", type=Path, help="the run's samples file, if it has moved (for --per-sample)")
+    sub.add_parser("runs", parents=[shared], help="list runs").add_argument("--json", action="store_true")
+    resume = sub.add_parser("resume", parents=[shared, workers], help="enqueue again the samples with no result")
+    resume.add_argument("run")
+    resume.add_argument("--samples", type=Path, help="the run's samples file, if it has moved")
+    worker = sub.add_parser("worker", parents=[shared], help="run a worker (celery worker with codeexec's settings)")
+    worker.add_argument("--concurrency", type=int, help="pool processes (default: cores)")
+    worker.add_argument("--hostname", help="worker name (default: celery@<host>)")
+    sub.add_parser("server", parents=[shared], help="run the private Valkey in the foreground")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    for flag, variable in (("redis_url", "CODEEXEC_REDIS_URL"), ("data_dir", "CODEEXEC_DATA_DIR")):
+        if getattr(args, flag, None):
+            os.environ[variable] = str(getattr(args, flag))
+    get_settings.cache_clear()
+    try:
+        return COMMANDS[args.command](args)
+    except InputError as exc:
+        print(f"codeexec: error: {exc}", file=sys.stderr)
+        return 2
+    except redis.RedisError as exc:
+        print(f"codeexec: error: Redis: {exc}", file=sys.stderr)
+        return 3
+    except KeyboardInterrupt:
+        print("codeexec: interrupted", file=sys.stderr)
+        return 130
+
+
+# ---- commands ----------------------------------------------------------------------------------------
+
+
+def _prepare(args: argparse.Namespace) -> tuple[dict[str, Problem], SampleSet, RunMeta]:
+    """Read and validate every input before anything is written anywhere."""
+
+    settings = get_settings()
+    if args.run:
+        check_run_name(args.run)
+    problems = load_problems(args.problems)
+    if str(args.samples) == CANONICAL:
+        args.samples = write_canonical_samples(args.problems, settings.data_dir / "samples")
+    samples = read_samples(args.samples, problems, skip_unknown=args.skip_unknown)
+    if samples.skipped_unknown:
+        print(f"codeexec: left out {samples.skipped_unknown} sample(s) with an unknown task_id", file=sys.stderr)
+    meta = RunMeta(
+        run=args.run or new_run_id(args.samples.name.split(".")[0]),
+        created=time.time(),
+        problems=args.problems if args.problems == "humaneval" else str(Path(args.problems).resolve()),
+        samples_path=str(args.samples.resolve()),
+        samples_sha256=samples.sha256,
+        n_samples=len(samples.lines),
+        n_tasks=len(samples.per_task),
+        timeout_s=clamp_timeout(args.timeout if args.timeout is not None else settings.timeout_s),
+        k=args.k,
+        settings={"batch_size": settings.batch_size, "max_attempts": settings.max_attempts},
+    )
+    return problems, samples, meta
+
+
+def cmd_eval(args: argparse.Namespace) -> int:
+    problems, samples, meta = _prepare(args)
+    settings = get_settings()
+    with backend(settings, args.workers, run_jobs=True) as client:
+        submit(client, problems, samples, meta, settings.batch_size)
+        stderr.print(f"run [bold]{meta.run}[/]: {meta.n_samples} samples over {meta.n_tasks} tasks")
+        try:
+            wait_for(client, meta.run, show=not args.json)
+        except KeyboardInterrupt:
+            stderr.print(f"interrupted; nothing is lost: [bold]codeexec status {meta.run} --wait[/] carries on")
+            raise
+        return _report(client, meta.run, meta.k, args)
+
+
+def cmd_submit(args: argparse.Namespace) -> int:
+    problems, samples, meta = _prepare(args)
+    with backend(get_settings()) as client:
+        submit(client, problems, samples, meta, get_settings().batch_size)
+    print(meta.run)
+    return 0
+
+
+def cmd_status(args: argparse.Namespace) -> int:
+    with backend(get_settings(), args.workers, run_jobs=args.wait) as client:
+        if args.wait:
+            wait_for(client, args.run)
+        done, total = progress(client, args.run)
+    print(f"{args.run}: {done} / {total} samples done" + (" (complete)" if done >= total else ""))
+    return 0
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    with backend(get_settings()) as client:
+        meta = load_meta(client, args.run)
+        return _report(client, args.run, args.k or meta.k, args)
+
+
+def _report(client: redis.Redis, run: str, ks: list[int], args: argparse.Namespace) -> int:
+    report = build_report(client, run, ks)
+    if args.per_sample:
+        count = write_per_sample(client, load_meta(client, run), args.per_sample, getattr(args, "samples", None))
+        stderr.print(f"wrote {count} lines to {args.per_sample}")
+    if args.json:
+        document = report.model_dump(exclude={"tasks"})
+        document["tasks"] = {task_id: task.model_dump() for task_id, task in report.tasks.items()}
+        print(json.dumps(document))
+    else:
+        print_report(report, args.per_task)
+    return 0
+
+
+def cmd_runs(args: argparse.Namespace) -> int:
+    with backend(get_settings()) as client:
+        rows = []
+        for run in client.zrange(keys.RUNS, 0, -1):
+            meta = load_meta(client, run)
+            done, total = progress(client, run)
+            status = "complete" if done >= total else meta.status
+            rows.append(
+                {
+                    "run": run,
+                    "created": meta.created,
+                    "status": status,
+                    "done": done,
+                    "samples": total,
+                    "tasks": meta.n_tasks,
+                    "problems": meta.problems,
+                }
+            )
+    if args.json:
+        print(json.dumps(rows))
+    for row in [] if args.json else rows:
+        created = time.strftime("%Y-%m-%d %H:%M", time.localtime(row["created"]))
+        print(f"{row['run']}  {created}  {row['done']}/{row['samples']} samples  {row['tasks']} tasks  {row['status']}")
+    return 0
+
+
+def cmd_resume(args: argparse.Namespace) -> int:
+    with backend(get_settings(), args.workers, run_jobs=True) as client:
+        count = resume(client, args.run, args.samples)
+        stderr.print(f"enqueued {count} sample(s) with no result")
+        wait_for(client, args.run)
+    return 0
+
+
+def cmd_worker(args: argparse.Namespace) -> int:
+    from worker.celery import app  # reads the settings: only once the flags are in the environment
+
+    argv = ["worker", *WORKER_FLAGS]
+    if args.concurrency:
+        argv.append(f"--concurrency={args.concurrency}")
+    if args.hostname:
+        argv.append(f"--hostname={args.hostname}")
+    app.worker_main(argv)
+    return 0
+
+
+def cmd_server(args: argparse.Namespace) -> int:
+    server = EmbeddedServer(get_settings().data_dir)
+    if server.running():
+        raise InputError(f"a private Valkey is serving {server.data_dir} already ({server.url})")
+    server.start()
+    print(f"serving {server.url} (data in {server.data_dir}); Ctrl-C stops it", flush=True)
+    try:
+        server.wait()
+    except KeyboardInterrupt:
+        server.stop()
+    return 0
+
+
+COMMANDS = {
+    "eval": cmd_eval,
+    "submit": cmd_submit,
+    "status": cmd_status,
+    "report": cmd_report,
+    "runs": cmd_runs,
+    "resume": cmd_resume,
+    "worker": cmd_worker,
+    "server": cmd_server,
+}
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,94 @@
+"""What the terminal shows: the progress of a run and its pass@k tables."""
+
+from __future__ import annotations
+
+import time
+
+import redis
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+from rich.table import Table
+
+from producer.report import RunReport, progress
+from producer.submit import enqueue, load_meta, pending_samples
+from worker import keys
+from worker.settings import get_settings
+
+stderr = Console(stderr=True)
+stdout = Console()
+
+_POLL_S = 0.5
+_STALL_S = 30.0  # no progress and no job anywhere for this long: jobs were lost, send them again
+
+
+def wait_for(client: redis.Redis, run: str, show: bool = True) -> None:
+    """Block until every sample of the run has a result, showing a progress bar with rate and ETA.
+
+    If the run stops moving while no job is queued or being worked on anywhere (a Redis that lost
+    its last second of writes can lose jobs), the samples still pending are enqueued again; the
+    record script makes any duplicate harmless.
+    """
+    done, total = progress(client, run)
+    columns = (
+        TextColumn("[bold]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("{task.fields[rate]}"),
+        TimeElapsedColumn(),
+        TextColumn("ETA"),
+        TimeRemainingColumn(),
+    )
+    with Progress(*columns, console=stderr, disable=not show, transient=False) as bar:
+        task = bar.add_task(run, total=total, completed=done, rate="")
+        started, start_done = time.monotonic(), done
+        last_change, last_done = time.monotonic(), done
+        while done < total:
+            time.sleep(_POLL_S)
+            done, total = progress(client, run)
+            elapsed = time.monotonic() - started
+            rate = (done - start_done) / elapsed if elapsed > 0 else 0.0
+            bar.update(task, completed=done, rate=f"{rate:,.1f} samples/s")
+            if done != last_done:
+                last_change, last_done = time.monotonic(), done
+            elif time.monotonic() - last_change > _STALL_S and _no_jobs_anywhere(client, run):
+                lost = pending_samples(client, run)
+                if lost:
+                    stderr.print(f"[yellow]no job left for {len(lost)} pending sample(s): enqueued them again")
+                    enqueue(run, lost, get_settings().batch_size)
+                last_change = time.monotonic()
+
+
+def _no_jobs_anywhere(client: redis.Redis, run: str) -> bool:
+    if load_meta(client, run).status != "queued":
+        return False  # its producer is still storing or sending
+    return client.llen(keys.QUEUE) == 0 and client.hlen("unacked") == 0
+
+
+def print_report(report: RunReport, per_task: bool) -> None:
+    table = Table(title=f"run {report.run}", title_justify="left")
+    table.add_column("metric")
+    table.add_column("value", justify="right")
+    for k, value in report.pass_at_k.items():
+        table.add_row(f"pass@{k}", f"{100 * value:.2f}%")
+    for k, why in report.left_out.items():
+        table.add_row(f"pass@{k}", f"[dim]left out: {why}")
+    table.add_row("samples", f"{report.n_done} / {report.n_samples}")
+    table.add_row("tasks", str(len(report.tasks)))
+    for outcome, count in report.outcomes.items():
+        if count:
+            table.add_row(f"  {outcome}", str(count))
+    stdout.print(table)
+    for note in report.notes:
+        stdout.print(f"[yellow]note:[/] {note}")
+    if per_task:
+        tasks = Table(title="per task", title_justify="left")
+        for column in ("task", "n", "c", *(f"pass@{k}" for k in report.pass_at_k)):
+            tasks.add_column(column, justify="left" if column == "task" else "right")
+        for task_id, task in report.tasks.items():
+            tasks.add_row(
+                task_id,
+                str(task.n),
+                str(task.c),
+                *(f"{100 * task.pass_at_k.get(k, 0.0):.1f}%" for k in report.pass_at_k),
+            )
+        stdout.print(tasks)

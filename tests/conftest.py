@@ -1,0 +1,74 @@
+"""Fixtures with real parts: a real Valkey server and real Celery worker processes."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+import redis
+
+from helpers import ROOT, Worker
+from producer.server import EmbeddedServer
+
+
+@pytest.fixture
+def server(tmp_path: Path) -> Iterator[EmbeddedServer]:
+    """A real Valkey server (the private-server code path) in a fresh data directory."""
+    srv = EmbeddedServer(tmp_path / "valkey")
+    srv.start()
+    yield srv
+    srv.stop()
+
+
+@pytest.fixture
+def client(server: EmbeddedServer) -> redis.Redis:
+    return redis.Redis.from_url(server.url, decode_responses=True)
+
+
+@pytest.fixture
+def env(server: EmbeddedServer, tmp_path: Path) -> dict[str, str]:
+    """Environment for codeexec processes pointed at the test server."""
+    return {
+        **os.environ,
+        "CODEEXEC_REDIS_URL": server.url,
+        "CODEEXEC_DATA_DIR": str(tmp_path / "data"),
+        # Jobs of a worker killed whole come back after 6 s instead of the production default.
+        "CODEEXEC_VISIBILITY_TIMEOUT_S": "6",
+        "PYTHONPATH": str(ROOT),
+    }
+
+
+@pytest.fixture
+def start_worker(env: dict[str, str], tmp_path: Path) -> Iterator[Callable[..., Worker]]:
+    started: list[Worker] = []
+
+    def start(name: str = "w1", concurrency: int = 1, extra_env: dict[str, str] | None = None) -> Worker:
+        log = tmp_path / f"{name}.log"
+        process = subprocess.Popen(
+            [sys.executable, "-m", "producer.cli", "worker", f"--concurrency={concurrency}", f"--hostname={name}@%h"],
+            env={**env, **(extra_env or {})},
+            cwd=ROOT,
+            stdout=log.open("wb"),
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+        worker = Worker(name, process, log)
+        started.append(worker)
+        deadline = time.monotonic() + 30
+        while len(worker.pool_pids()) < concurrency:
+            assert process.poll() is None, log.read_text()
+            assert time.monotonic() < deadline, f"worker {name} did not start:\n{log.read_text()}"
+            time.sleep(0.05)
+        return worker
+
+    yield start
+    for worker in started:
+        if worker.process.poll() is None:
+            os.killpg(worker.process.pid, signal.SIGKILL)
+            worker.process.wait()

@@ -1,0 +1,323 @@
+"""The distributed path with real parts: a real Valkey server, real Celery worker processes, the CLI."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+import redis
+
+from helpers import ROOT, Suite, Worker, codeexec, make_suite, write_jsonl
+from producer.server import EmbeddedServer
+from worker import keys
+
+
+def report(env: dict[str, str], run: str, *extra: str) -> dict:
+    out = codeexec(env, "report", run, "--json", *extra)
+    assert out.returncode == 0, out.stderr
+    return json.loads(out.stdout)
+
+
+def submit(env: dict[str, str], suite: Suite, run: str, *extra: str) -> None:
+    out = codeexec(
+        env, "submit", "--problems", str(suite.problems), "--samples", str(suite.samples), "--run", run, *extra
+    )
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == run
+
+
+def wait_done(client: redis.Redis, run: str, at_least: int, timeout: float = 120) -> int:
+    deadline = time.monotonic() + timeout
+    while True:
+        done = int(client.hget(keys.stats(run), keys.DONE) or 0)
+        if done >= at_least:
+            return done
+        assert time.monotonic() < deadline, f"only {done} of {at_least} samples done"
+        time.sleep(0.05)
+
+
+def assert_exact(env: dict[str, str], run: str, suite: Suite) -> dict:
+    """Wait for the run through the CLI, then check every task's n and c and the run's totals."""
+    out = codeexec(env, "status", run, "--wait")
+    assert out.returncode == 0, out.stderr
+    document = report(env, run, "--k", "1,2")
+    assert {task: (t["n"], t["c"]) for task, t in document["tasks"].items()} == {
+        task: (suite.n[task], suite.c[task]) for task in suite.n
+    }
+    assert document["n_done"] == document["n_samples"] == suite.total
+    assert sum(document["outcomes"].values()) == suite.total
+    assert document["complete"] is True
+    return document
+
+
+# ---- the whole sweep ----------------------------------------------------------------------------------
+
+
+def test_eval_end_to_end_with_json_and_per_sample(env: dict[str, str], tmp_path: Path) -> None:
+    suite = make_suite(tmp_path, tasks=6, per_task=4)
+    out_file = tmp_path / "results.jsonl"
+    out = codeexec(
+        env,
+        "eval",
+        "--problems",
+        str(suite.problems),
+        "--samples",
+        str(suite.samples),
+        "--run",
+        "e2e",
+        "--k",
+        "1,2,10",
+        "--workers",
+        "2",
+        "--json",
+        "--per-sample",
+        str(out_file),
+    )
+    assert out.returncode == 0, out.stderr
+    document = json.loads(out.stdout)
+    assert document["run"] == "e2e"
+    assert document["n_samples"] == suite.total
+    assert {task: (t["n"], t["c"]) for task, t in document["tasks"].items()} == {
+        task: (suite.n[task], suite.c[task]) for task in suite.n
+    }
+    expected_pass1 = sum(suite.c[t] / suite.n[t] for t in suite.n) / len(suite.n)
+    assert document["pass_at_k"]["1"] == pytest.approx(expected_pass1)
+    assert set(document["pass_at_k"]) == {"1", "2"}  # 10 > n = 4 for every task
+    assert "10" in document["left_out"]
+    assert document["outcomes"]["pass"] == sum(suite.c.values())
+    assert document["outcomes"]["assertion_fail"] == suite.total - sum(suite.c.values())
+
+    samples = [json.loads(line) for line in suite.samples.read_text().splitlines()]
+    lines = [json.loads(line) for line in out_file.read_text().splitlines()]
+    assert [(r["task_id"], r["completion"]) for r in lines] == [(s["task_id"], s["completion"]) for s in samples]
+    for row in lines:
+        assert row["passed"] == (row["exit_code"] == "pass")
+        assert row["result"] == "passed" if row["passed"] else row["result"].startswith("failed: ")
+        assert row["score"] == (1.0 if row["passed"] else 0.5)
+
+
+def test_two_workers_share_a_run(
+    env: dict[str, str], tmp_path: Path, start_worker: Callable[..., Worker], client: redis.Redis
+) -> None:
+    ppids = tmp_path / "ppids"
+    suite = make_suite(tmp_path, tasks=8, per_task=4, slow_s=0.05, ppid_log=ppids)
+    first, second = start_worker("w1"), start_worker("w2")
+    submit(env, suite, "shared")
+    assert_exact(env, "shared", suite)
+    ran_on = {int(pid) for pid in ppids.read_text().split()}
+    assert ran_on & set(first.pool_pids()) and ran_on & set(second.pool_pids())
+
+
+def test_sigkill_of_a_pool_process_mid_sweep(
+    env: dict[str, str], tmp_path: Path, start_worker: Callable[..., Worker], client: redis.Redis
+) -> None:
+    suite = make_suite(tmp_path, tasks=8, per_task=5, slow_s=0.15)
+    worker = start_worker("w1", concurrency=2)
+    submit(env, suite, "killpool")
+    wait_done(client, "killpool", 5)
+    victim = worker.pool_pids()[0]
+    os.kill(victim, signal.SIGKILL)  # Celery replaces the process; its job goes back to the queue
+    assert_exact(env, "killpool", suite)
+
+
+def test_sigkill_of_a_whole_worker_mid_sweep(
+    env: dict[str, str], tmp_path: Path, start_worker: Callable[..., Worker], client: redis.Redis
+) -> None:
+    suite = make_suite(tmp_path, tasks=8, per_task=5, slow_s=0.15)
+    doomed = start_worker("doomed")
+    submit(env, suite, "killwhole")
+    wait_done(client, "killwhole", 4)
+    doomed.kill_whole()  # its unacknowledged job returns after the visibility timeout
+    start_worker("survivor")
+    assert_exact(env, "killwhole", suite)
+
+
+def test_redis_restart_mid_sweep(
+    env: dict[str, str],
+    tmp_path: Path,
+    start_worker: Callable[..., Worker],
+    server: EmbeddedServer,
+    client: redis.Redis,
+) -> None:
+    suite = make_suite(tmp_path, tasks=8, per_task=5, slow_s=0.1)
+    start_worker("w1", concurrency=2)
+    submit(env, suite, "restart")
+    wait_done(client, "restart", 6)
+    server.stop()
+    time.sleep(1.0)
+    server.start()  # the same data directory: the append-only file brings everything back
+    assert_exact(env, "restart", suite)
+
+
+def test_a_duplicated_delivery_is_counted_once(
+    env: dict[str, str], tmp_path: Path, start_worker: Callable[..., Worker], client: redis.Redis
+) -> None:
+    suite = make_suite(tmp_path, tasks=4, per_task=3)
+    submit(env, suite, "dup")
+    # Every job sent a second time, as a broker redelivery would.
+    script = (
+        "from producer.submit import enqueue, pending_samples\nfrom worker.store import connect\n"
+        "import os\nrefs = pending_samples(connect(os.environ['CODEEXEC_REDIS_URL']), 'dup')\n"
+        "assert len(refs) == 12, refs\nenqueue('dup', refs, 16)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", script], env=env, cwd=ROOT, capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert client.llen(keys.QUEUE) >= 2 * 12  # one sample per job for a run this small
+    start_worker("w1", concurrency=2)
+    document = assert_exact(env, "dup", suite)
+    assert int(client.hget(keys.stats("dup"), keys.DONE)) == suite.total
+    assert document["outcomes"]["pass"] == sum(suite.c.values())
+
+
+def test_a_sample_that_kills_its_worker_every_time_is_recorded_after_n_attempts(
+    env: dict[str, str], tmp_path: Path, start_worker: Callable[..., Worker], client: redis.Redis
+) -> None:
+    problems = write_jsonl(
+        tmp_path / "p.jsonl",
+        [{"task_id": "k", "assertions": ["assert True"]}, {"task_id": "ok", "assertions": ["assert True"]}],
+    )
+    killer = "import os, signal\nos.kill(os.getppid(), signal.SIGKILL)\n"  # kills the pool process running it
+    samples = write_jsonl(
+        tmp_path / "s.jsonl", [{"task_id": "k", "completion": killer}, {"task_id": "ok", "completion": "x = 1"}]
+    )
+    start_worker("w1")
+    out = codeexec(env, "submit", "--problems", str(problems), "--samples", str(samples), "--run", "killer")
+    assert out.returncode == 0, out.stderr
+    assert codeexec(env, "status", "killer", "--wait").returncode == 0
+    per_sample = tmp_path / "out.jsonl"
+    document = report(env, "killer", "--per-sample", str(per_sample))
+    assert document["tasks"]["k"]["n"] == 1 and document["tasks"]["k"]["c"] == 0
+    assert document["tasks"]["ok"]["c"] == 1
+    row = json.loads(per_sample.read_text().splitlines()[0])
+    assert row["exit_code"] == "error"
+    assert "died on each of 3 attempts" in row["detail"]
+
+
+def test_infra_error_is_retried_then_kept_out_of_n(
+    env: dict[str, str], tmp_path: Path, start_worker: Callable[..., Worker]
+) -> None:
+    suite = make_suite(tmp_path, tasks=1, per_task=2)
+    start_worker("broken", extra_env={"CODEEXEC_INTERPRETER": "/nonexistent/python", "CODEEXEC_MAX_ATTEMPTS": "2"})
+    submit(env, suite, "infra")
+    assert codeexec(env, "status", "infra", "--wait").returncode == 0
+    document = report(env, "infra")
+    assert document["tasks"]["t0"]["n"] == 0
+    assert document["outcomes"]["infra_error"] == 2
+    assert any("infra_error" in note for note in document["notes"])
+    assert document["pass_at_k"] == {}
+
+
+# ---- the producer dies; bad input ------------------------------------------------------------------------
+
+
+DIE_DURING = {
+    # Kill the producer (SIGKILL, no cleanup) after the first batch of samples is stored...
+    "storing": "real = s._chunks\n"
+    "def dying(items, size):\n    for i, chunk in enumerate(real(items, size)):\n"
+    "        if i == 1 and size == s._PIPELINE_CHUNK:\n            os.kill(os.getpid(), signal.SIGKILL)\n"
+    "        yield chunk\ns._chunks = dying\n",
+    # ...or after its third job is sent.
+    "enqueueing": "from worker.tasks import evaluate\nreal = evaluate.apply_async\nsent = []\n"
+    "def dying(*a, **k):\n    sent.append(1)\n    if len(sent) > 3:\n        os.kill(os.getpid(), signal.SIGKILL)\n"
+    "    return real(*a, **k)\nevaluate.apply_async = dying\n",
+}
+
+
+@pytest.mark.parametrize("when", sorted(DIE_DURING))
+def test_resume_after_the_producer_was_killed(
+    when: str, env: dict[str, str], tmp_path: Path, start_worker: Callable[..., Worker], client: redis.Redis
+) -> None:
+    suite = make_suite(tmp_path, tasks=20, per_task=30)  # 600 samples: six storing chunks of 100, 300 jobs
+    submit_argv = ["submit", "--problems", str(suite.problems), "--samples", str(suite.samples), "--run", "r"]
+    script = (
+        "import os, signal\nimport producer.submit as s\ns._PIPELINE_CHUNK = 100\n"
+        + DIE_DURING[when]
+        + f"from producer.cli import main\nmain({submit_argv!r})\n"
+    )
+    died = subprocess.run([sys.executable, "-c", script], env=env, cwd=ROOT, capture_output=True)
+    assert died.returncode == -signal.SIGKILL, died.stderr
+    status = json.loads(client.get(keys.meta("r")))["status"]
+    assert status == ("storing" if when == "storing" else "stored")
+    start_worker("w1", concurrency=2)
+    out = codeexec(env, "resume", "r", timeout=600)
+    assert out.returncode == 0, out.stderr
+    assert_exact(env, "r", suite)
+
+
+@pytest.mark.parametrize(
+    ("name", "content", "message"),
+    [
+        ("malformed", b'{"task_id": "t0", "completion": "x"}\n{"task_id": "t1", \n', "samples.jsonl:2: malformed JSON"),
+        ("missing", b'{"task_id": "t0", "completion": "x"}\n{"completion": "x"}\n', "samples.jsonl:2: missing task_id"),
+        ("nofield", b'{"task_id": "t0"}\n', "samples.jsonl:1: expected exactly one of completion, solution"),
+        (
+            "unknown",
+            b'{"task_id": "t0", "completion": "x"}\n{"task_id": "nope", "completion": "x"}\n',
+            "samples.jsonl:2: 'nope'",
+        ),
+        (
+            "utf8",
+            b'{"task_id": "t0", "completion": "x"}\n{"task_id": "t0", "completion": "\xff\xfe"}\n',
+            "samples.jsonl:2: not UTF-8",
+        ),
+        ("empty", b"\n\n", "samples.jsonl: empty file"),
+    ],
+)
+def test_bad_samples_give_a_clear_error_and_leave_redis_unchanged(
+    name: str, content: bytes, message: str, env: dict[str, str], tmp_path: Path, client: redis.Redis
+) -> None:
+    suite = make_suite(tmp_path, tasks=2, per_task=1)
+    suite.samples.write_bytes(content)
+    before = sorted(client.keys("*"))
+    out = codeexec(env, "submit", "--problems", str(suite.problems), "--samples", str(suite.samples), "--run", name)
+    assert out.returncode == 2
+    assert message in out.stderr
+    assert "Traceback" not in out.stderr
+    assert sorted(client.keys("*")) == before
+
+
+def test_bad_k_and_duplicate_run_name_leave_redis_unchanged(
+    env: dict[str, str], tmp_path: Path, client: redis.Redis
+) -> None:
+    suite = make_suite(tmp_path, tasks=2, per_task=1)
+    for bad in ("0", "-1", "1,x"):
+        out = codeexec(env, "submit", "--problems", str(suite.problems), "--samples", str(suite.samples), "--k", bad)
+        assert out.returncode == 2 and "--k" in out.stderr and "Traceback" not in out.stderr
+    assert client.keys("*") == []
+    submit(env, suite, "taken")
+    before = {key: client.type(key) for key in client.keys("*")}
+    snapshot = client.get(keys.meta("taken"))
+    out = codeexec(env, "submit", "--problems", str(suite.problems), "--samples", str(suite.samples), "--run", "taken")
+    assert out.returncode == 2
+    assert "a run named 'taken' exists already" in out.stderr
+    assert {key: client.type(key) for key in client.keys("*")} == before
+    assert client.get(keys.meta("taken")) == snapshot
+    assert client.llen(keys.QUEUE) == 2  # only the first submission's jobs
+
+
+# ---- the private Valkey --------------------------------------------------------------------------------
+
+
+def test_embedded_default_keeps_results_for_a_later_report(tmp_path: Path) -> None:
+    env = {**os.environ, "CODEEXEC_DATA_DIR": str(tmp_path / "data"), "PYTHONPATH": str(ROOT)}
+    env.pop("CODEEXEC_REDIS_URL", None)
+    suite = make_suite(tmp_path, tasks=3, per_task=2)
+    out = codeexec(
+        env, "eval", "--problems", str(suite.problems), "--samples", str(suite.samples), "--run", "local", "--json"
+    )
+    assert out.returncode == 0, out.stderr
+    first = json.loads(out.stdout)
+    assert first["n_done"] == suite.total
+    server = EmbeddedServer(tmp_path / "data")
+    assert not server.running()  # eval stopped the server it started...
+    again = report(env, "local")  # ...and report starts it again on the same data
+    assert again["tasks"] == first["tasks"]
+    listed = codeexec(env, "runs", "--json")
+    assert [row["run"] for row in json.loads(listed.stdout)] == ["local"]
