@@ -76,8 +76,13 @@ class WorkerStore:
         """Count one more delivery of the sample; return how many there have been."""
         return int(self.client.hincrby(keys.attempts(run, task_id), str(index), 1))
 
-    def record(self, run: str, task_id: str, index: int, result: StoredResult) -> bool:
-        """Store the result unless the sample has one already; True if this write counted."""
+    def record(
+        self, run: str, task_id: str, index: int, result: StoredResult, client: redis.client.Pipeline | None = None
+    ) -> bool:
+        """Store the result unless the sample has one already; True if this write counted.
+
+        With a pipeline as `client`, the write is queued on it and the return value means nothing.
+        """
         written = self._record(
             keys=[keys.results(run, task_id), keys.pending(run, task_id), keys.n(run), keys.c(run), keys.stats(run)],
             args=[
@@ -88,5 +93,6 @@ class WorkerStore:
                 int(result.counts_toward_n),
                 int(result.exit_code == "pass"),
             ],
+            client=client,
         )
         return bool(written)
