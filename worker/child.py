@@ -11,11 +11,11 @@ Every import here is paid once per candidate, so only modules the interpreter ha
 tiny C modules are used (importing ``json`` alone would add ~6 ms to an ~8 ms start-up).
 """
 
+import _frozen_importlib
 import _json
 import _thread
 import builtins
 import errno
-import importlib
 import os
 import posix
 import resource
@@ -148,7 +148,7 @@ def install_guards(denied: list[str]) -> None:
     denied_set = frozenset(denied)
     roots = frozenset(name.partition(".")[0] for name in denied_set)
     trusted_dirs = tuple(os.path.join(entry, "") for entry in sys.path if entry)
-    real_import, real_import_module = builtins.__import__, importlib.import_module
+    real_import, real_gcd_import = builtins.__import__, _frozen_importlib._gcd_import
 
     def is_denied(name: str) -> bool:
         while name:
@@ -187,10 +187,11 @@ def install_guards(denied: list[str]) -> None:
                     refuse(f"{wanted}.{item}", frame)
         return real_import(name, globals, locals, fromlist, level)
 
-    def guarded_import_module(name, package=None):
-        level = len(name) - len(name.lstrip("."))
-        refuse(absolute(name[level:], package, level), sys._getframe(1))
-        return real_import_module(name, package)
+    def guarded_gcd_import(name, package=None, level=0):
+        # importlib.import_module(name) is _frozen_importlib._gcd_import(name): guarding it here
+        # spares every candidate the import of the importlib package (~0.35 ms).
+        refuse(absolute(name, package, level), sys._getframe(1))
+        return real_gcd_import(name, package, level)
 
     class DenyFinder:
         """Sees every import that reaches the import system, e.g. importlib.import_module."""
@@ -200,9 +201,12 @@ def install_guards(denied: list[str]) -> None:
             refuse(name, sys._getframe(1))
             return None
 
-    guard_codes = {guarded_import.__code__, guarded_import_module.__code__, DenyFinder.find_spec.__code__}
-    builtins.__import__ = importlib.__import__ = guarded_import
-    importlib.import_module = guarded_import_module
+    guard_codes = {guarded_import.__code__, guarded_gcd_import.__code__, DenyFinder.find_spec.__code__}
+    # importlib takes its __import__ from _frozen_importlib when it is first imported.
+    builtins.__import__ = _frozen_importlib.__import__ = guarded_import
+    if "importlib" in sys.modules:
+        sys.modules["importlib"].__import__ = guarded_import
+    _frozen_importlib._gcd_import = guarded_gcd_import
     sys.meta_path.insert(0, DenyFinder)
     # A module already loaded would be handed out without asking any finder: unload denied ones.
     for name in [name for name in sys.modules if is_denied(name)]:

@@ -67,14 +67,14 @@ class WorkerStore:
             self._problems.popitem(last=False)
         return problem
 
-    def pending(self, run: str, task_id: str, index: int) -> Sample | None:
-        """The sample, if it still has no result (None for a duplicate delivery of a finished one)."""
-        raw = self.client.hget(keys.pending(run, task_id), str(index))
-        return None if raw is None else Sample.model_validate_json(raw)
-
-    def count_attempt(self, run: str, task_id: str, index: int) -> int:
-        """Count one more delivery of the sample; return how many there have been."""
-        return int(self.client.hincrby(keys.attempts(run, task_id), str(index), 1))
+    def claim(self, run: str, task_id: str, index: int) -> tuple[Sample | None, int]:
+        """The sample if it still has no result (None for a duplicate delivery of a finished one), and
+        how many deliveries of it there have been, this one included. One round trip."""
+        pipe = self.client.pipeline(transaction=False)
+        pipe.hget(keys.pending(run, task_id), str(index))
+        pipe.hincrby(keys.attempts(run, task_id), str(index), 1)
+        raw, attempt = pipe.execute()
+        return (None if raw is None else Sample.model_validate_json(raw)), int(attempt)
 
     def record(
         self, run: str, task_id: str, index: int, result: StoredResult, client: redis.client.Pipeline | None = None

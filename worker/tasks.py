@@ -35,12 +35,11 @@ def evaluate(job: dict[str, object]) -> None:
 
 
 def evaluate_sample(db: WorkerStore, run: str, task_id: str, index: int) -> None:
-    sample = db.pending(run, task_id, index)
+    sample, attempt = db.claim(run, task_id, index)
     problem = db.problem(run, task_id)
     if sample is None or problem is None:
         return  # recorded already: this is a duplicate or redelivered job
     settings = get_settings()
-    attempt = db.count_attempt(run, task_id, index)
     if attempt > settings.max_attempts:
         # Every earlier delivery ended with its worker process dead (a crash that killed the worker,
         # not just the candidate): do not try again and again, record it.
