@@ -99,12 +99,13 @@ def pending_samples(client: redis.Redis, run: str) -> list[tuple[str, int]]:
 def enqueue(run: str, refs: Sequence[tuple[str, int]], batch_size: int) -> int:
     """Send the samples as jobs of up to batch_size each; returns the number of jobs.
 
-    Small runs get one sample per job, so that every worker gets a share; large ones the full
-    batch, so that enqueueing (one Celery message costs ~0.4 ms) is not the bottleneck.
+    Small runs get small jobs, so that every worker gets a share (up to 64 workers); from about a
+    thousand samples on, the full batch, so that enqueueing (one Celery message costs ~0.4 ms) and
+    Celery's own work per message are not the bottleneck.
     """
     from worker.tasks import evaluate  # imports the Celery app, configured from the settings
 
-    size = max(1, min(batch_size, len(refs) // 256))
+    size = max(1, min(batch_size, len(refs) // 64))
     jobs = 0
     with evaluate.app.producer_or_acquire() as producer:
         for chunk in _chunks(refs, size):
