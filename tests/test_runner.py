@@ -64,6 +64,14 @@ def test_an_assertion_that_raises_is_a_failed_assertion() -> None:
     assert result.assertions[1].error == "NameError: name 'missing' is not defined"
 
 
+def test_any_text_in_an_error_message_reaches_the_host() -> None:
+    # Quotes, backslashes, control and non-ASCII characters, and a lone surrogate (which the host's
+    # JSON parser refuses as an escape) in the record the child writes.
+    result = run("", ["raise AssertionError('\\udcff \\u2603 \\x01 \\\\ \"q\"')"])
+    assert result.exit_code == "assertion_fail"
+    assert result.assertions[0].error == 'AssertionError: \\udcff \u2603 \x01 \\ "q"'
+
+
 def test_syntax_error() -> None:
     result = run("def add(a, b)\n    return a + b\n", ["assert add(1, 2) == 3"])
     assert (result.exit_code, result.score) == ("syntax_error", 0.0)
@@ -285,6 +293,13 @@ def test_fork_once_the_child_is_killed_with_the_run(tmp_path: Path) -> None:
     )
     assert run(code).exit_code == "pass"
     assert not alive(int(pidfile.read_text()))
+
+
+def test_a_child_left_as_a_zombie_is_reaped(tmp_path: Path) -> None:
+    pidfile = tmp_path / "pid"
+    code = f"import os\npid = os.fork()\nif pid == 0:\n    os._exit(0)\nopen({str(pidfile)!r}, 'w').write(str(pid))\n"
+    assert run(code).exit_code == "pass"
+    assert not Path(f"/proc/{pidfile.read_text()}").exists()  # not even a zombie of the host
 
 
 def test_descendant_in_a_new_session_is_killed_even_after_its_parents_exit(tmp_path: Path) -> None:

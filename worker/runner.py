@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 import os
 import re
+import resource
 import secrets
 import select
 import shutil
@@ -180,18 +181,9 @@ def _script_head() -> str:
 
 def _run_in(workdir: str, code: str, assertions: list[str], timeout: float, config: RunnerConfig) -> _Ending:
     nonce, token = secrets.token_hex(16), secrets.token_hex(8)
-    rlimits = {
-        "RLIMIT_AS": config.memory_bytes,
-        "RLIMIT_FSIZE": config.file_size_bytes,
-        "RLIMIT_NOFILE": config.open_files,
-        "RLIMIT_CORE": config.core_bytes,
-    }
     record_r, record_w = os.pipe()
     lifeline_r, lifeline_w = os.pipe()
-    call = (
-        f"main({code!r}, {assertions!r}, {sorted(config.denied_modules)!r}, "
-        f"{ {k: v for k, v in rlimits.items() if v is not None}!r}, {nonce!r}, {record_w}, {lifeline_r})\n"
-    )
+    call = f"main({code!r}, {assertions!r}, {sorted(config.denied_modules)!r}, {nonce!r}, {record_w}, {lifeline_r})\n"
     script = os.path.join(workdir, ".codeexec_runner.py")
     proc = None
     try:
@@ -221,6 +213,8 @@ def _run_in(workdir: str, code: str, assertions: list[str], timeout: float, conf
         os.close(record_w)
         os.close(lifeline_r)
         record_w = lifeline_r = -1
+        _limit(proc.pid, config)
+        os.write(lifeline_w, b"g")  # the child waits for this before it runs anything of the candidate
         return _Watch(proc, record_r, nonce, timeout, config).run()
     finally:
         if proc is not None:
@@ -230,6 +224,26 @@ def _run_in(workdir: str, code: str, assertions: list[str], timeout: float, conf
         for fd in (record_r, record_w, lifeline_r, lifeline_w):
             if fd >= 0:
                 os.close(fd)
+
+
+def _limit(pid: int, config: RunnerConfig) -> None:
+    """Set the child's resource limits from here (the child need not load the resource module)."""
+    limits = {
+        resource.RLIMIT_AS: config.memory_bytes,
+        resource.RLIMIT_FSIZE: config.file_size_bytes,
+        resource.RLIMIT_NOFILE: config.open_files,
+        resource.RLIMIT_CORE: config.core_bytes,
+    }
+    for which, value in limits.items():
+        if value is None:
+            continue
+        _, hard = resource.getrlimit(which)  # the child inherited ours
+        if hard != resource.RLIM_INFINITY:
+            value = min(value, hard)
+        try:
+            resource.prlimit(pid, which, (value, value))
+        except ProcessLookupError:  # it died already: the watch will say how
+            return
 
 
 class _Watch:
