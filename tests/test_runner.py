@@ -78,6 +78,14 @@ def test_syntax_error() -> None:
     assert "SyntaxError" in result.detail and "line 1" in result.detail
 
 
+def test_a_syntax_error_raised_while_the_candidate_runs_is_an_error() -> None:
+    # Only the candidate's own source failing to compile is a syntax_error; code that compiles and
+    # then compiles something bad has run, and crashed.
+    result = run("x = 1\nexec('def g(:')\n", ["assert x == 1"])
+    assert result.exit_code == "error"
+    assert result.detail.startswith("SyntaxError") and result.detail.endswith("(line 2)")
+
+
 def test_nul_byte_in_source_is_a_syntax_error() -> None:
     assert run("x = 1\0").exit_code == "syntax_error"
 
