@@ -36,9 +36,9 @@ from producer.problems import load_problems
 from producer.report import build_report
 from producer.samples import read_samples
 from producer.server import EmbeddedServer
-from producer.submit import enqueue, submit
+from producer.submit import enqueue, new_meta, submit
 from worker import keys
-from worker.models import RunMeta, StoredResult
+from worker.models import StoredResult
 from worker.result import Outcome
 from worker.settings import get_settings
 from worker.store import WorkerStore, connect
@@ -88,17 +88,7 @@ def main() -> None:
         get_settings.cache_clear()
         try:
             client = connect(url)
-            meta = RunMeta(
-                run="bench",
-                created=time.time(),
-                problems=str(problems_path),
-                samples_path=str(samples_path),
-                samples_sha256=sample_set.sha256,
-                n_samples=args.samples,
-                n_tasks=args.tasks,
-                timeout_s=3.0,
-                k=[1, 10, 100],
-            )
+            meta = new_meta("bench", str(problems_path), sample_set, 3.0, [1, 10, 100])
             enqueue("warmup", [("T/0", 0)], 1)  # the Celery app's import and connection, outside the timing
             client.delete(keys.QUEUE)
             before = int(client.info("memory")["used_memory"])

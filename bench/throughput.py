@@ -32,8 +32,7 @@ from producer.problems import load_problems
 from producer.report import progress
 from producer.samples import read_samples
 from producer.server import EmbeddedServer
-from producer.submit import submit
-from worker.models import RunMeta
+from producer.submit import new_meta, submit
 from worker.settings import get_settings
 from worker.store import connect
 
@@ -57,17 +56,7 @@ def codeexec_rate(client, directory: Path, samples: int, run: str) -> float:
     )
     problems = load_problems(str(problems_path))
     sample_set = read_samples(samples_path, problems)
-    meta = RunMeta(
-        run=run,
-        created=time.time(),
-        problems=str(problems_path),
-        samples_path=str(samples_path),
-        samples_sha256=sample_set.sha256,
-        n_samples=samples,
-        n_tasks=1,
-        timeout_s=3.0,
-        k=[1],
-    )
+    meta = new_meta(run, str(problems_path), sample_set, 3.0, [1])
     began = time.perf_counter()
     submit(client, problems, sample_set, meta, get_settings().batch_size)
     while progress(client, run)[0] < samples:

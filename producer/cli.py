@@ -19,13 +19,13 @@ from producer.backend import WORKER_FLAGS, backend
 from producer.display import print_report, stderr, wait_for
 from producer.inputs import InputError
 from producer.persample import write_per_sample
-from producer.problems import CANONICAL, load_problems, write_canonical_samples
+from producer.problems import CANONICAL, MBPP_SPLITS, load_problems, write_canonical_samples
 from producer.report import build_report, progress
 from producer.samples import SampleSet, read_samples
 from producer.server import EmbeddedServer
-from producer.submit import check_run_name, load_meta, new_run_id, resume, submit
+from producer.submit import check_run_name, load_meta, new_meta, new_run_id, resume, submit
 from worker import keys
-from worker.models import Problem, RunMeta
+from worker.models import Problem, RunMeta, SampleKind
 from worker.runner import clamp_timeout
 from worker.settings import get_settings
 
@@ -56,6 +56,16 @@ def build_parser() -> argparse.ArgumentParser:
     inputs.add_argument("--k", type=parse_k, default=parse_k(DEFAULT_K), help=f"pass@k to report (default {DEFAULT_K})")
     inputs.add_argument("--timeout", type=float, help="seconds per candidate, clamped to [0.1, 30] (default 3)")
     inputs.add_argument("--skip-unknown", action="store_true", help="leave out samples whose task_id is unknown")
+    inputs.add_argument(
+        "--split", default="all", choices=list(MBPP_SPLITS), help="MBPP split (test: task ids 11-510; default all)"
+    )
+    inputs.add_argument("--mbpp-challenge", action="store_true", help="add MBPP's challenge_test_list to its tests")
+    inputs.add_argument(
+        "--treat-as",
+        type=SampleKind,
+        choices=[kind.value for kind in SampleKind],
+        help="run every sample as this kind, whatever its field is called (default: by field; see README)",
+    )
 
     output = argparse.ArgumentParser(add_help=False)
     output.add_argument("--json", action="store_true", help="print one JSON object instead of tables")
@@ -117,23 +127,23 @@ def _prepare(args: argparse.Namespace) -> tuple[dict[str, Problem], SampleSet, R
     settings = get_settings()
     if args.run:
         check_run_name(args.run)
-    problems = load_problems(args.problems)
+    problems = load_problems(args.problems, args.split, args.mbpp_challenge)
     if str(args.samples) == CANONICAL:
-        args.samples = write_canonical_samples(args.problems, settings.data_dir / "samples")
-    samples = read_samples(args.samples, problems, skip_unknown=args.skip_unknown)
+        args.samples = write_canonical_samples(args.problems, settings.data_dir / "samples", problems)
+    samples = read_samples(args.samples, problems, args.skip_unknown, args.treat_as)
     if samples.skipped_unknown:
         print(f"codeexec: left out {samples.skipped_unknown} sample(s) with an unknown task_id", file=sys.stderr)
-    meta = RunMeta(
-        run=args.run or new_run_id(args.samples.name.split(".")[0]),
-        created=time.time(),
-        problems=args.problems if args.problems == "humaneval" else str(Path(args.problems).resolve()),
-        samples_path=str(args.samples.resolve()),
-        samples_sha256=samples.sha256,
-        n_samples=len(samples.lines),
-        n_tasks=len(samples.per_task),
-        timeout_s=clamp_timeout(args.timeout if args.timeout is not None else settings.timeout_s),
-        k=args.k,
-        settings={"batch_size": settings.batch_size, "max_attempts": settings.max_attempts},
+    meta = new_meta(
+        args.run or new_run_id(args.samples.name.split(".")[0]),
+        args.problems,
+        samples,
+        clamp_timeout(args.timeout if args.timeout is not None else settings.timeout_s),
+        args.k,
+        args.split,
+        args.mbpp_challenge,
+        args.treat_as,
+        batch_size=settings.batch_size,
+        max_attempts=settings.max_attempts,
     )
     return problems, samples, meta
 

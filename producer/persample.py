@@ -12,6 +12,7 @@ from pathlib import Path
 import redis
 
 from producer.inputs import InputError, read_jsonl
+from producer.samples import task_id_of
 from worker import keys
 from worker.models import RunMeta, StoredResult
 
@@ -29,7 +30,7 @@ def write_per_sample(client: redis.Redis, meta: RunMeta, out: Path, samples_path
     partial = out.with_name(out.name + ".partial")
     with partial.open("w", encoding="utf-8") as handle:
         for _, record in records:
-            task_id = record["task_id"]
+            task_id = task_id_of(record, run_tasks)
             if task_id not in run_tasks:
                 record.update(passed=False, result=f"skipped: {task_id!r} is not among the problems", exit_code=None)
             else:

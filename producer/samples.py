@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 from collections import Counter
+from collections.abc import Container
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -31,19 +32,34 @@ class SampleSet:
     per_task: Counter[str] = field(default_factory=Counter)
 
 
-def read_samples(path: Path, problems: dict[str, Problem], skip_unknown: bool = False) -> SampleSet:
+def task_id_of(record: dict[str, object], known: Container[str]) -> str | None:
+    """The sample's task_id. MBPP samples may name their task by number (11 or "11") for Mbpp/11."""
+    task_id = record.get("task_id")
+    if isinstance(task_id, int) and not isinstance(task_id, bool) and f"Mbpp/{task_id}" in known:
+        return f"Mbpp/{task_id}"
+    if not isinstance(task_id, str):
+        return None
+    if task_id not in known and task_id.isdigit() and f"Mbpp/{task_id}" in known:
+        return f"Mbpp/{task_id}"
+    return task_id
+
+
+def read_samples(
+    path: Path, problems: dict[str, Problem], skip_unknown: bool = False, treat_as: SampleKind | None = None
+) -> SampleSet:
     """Every sample of the file, validated as a whole: InputError on the first bad line, nothing kept.
 
     A sample whose task_id is not among the problems is an error listing all such lines, unless
-    skip_unknown, which leaves them out and counts them.
+    skip_unknown, which leaves them out and counts them. The field a sample's text is in says how
+    it runs (worker/program.py); `treat_as` overrides that for every sample.
     """
     digest = hashlib.sha256()
     lines: list[SampleLine] = []
     per_task: Counter[str] = Counter()
     unknown: list[str] = []
     for line_no, record in read_jsonl(path, digest):
-        task_id = record.get("task_id")
-        if not isinstance(task_id, str) or not task_id:
+        task_id = task_id_of(record, problems)
+        if not task_id:
             raise InputError(f"{path}:{line_no}: missing task_id (a string): each sample needs one")
         present = [name for name in SAMPLE_FIELDS if name in record]
         if len(present) != 1:
@@ -55,7 +71,8 @@ def read_samples(path: Path, problems: dict[str, Problem], skip_unknown: bool = 
         if task_id not in problems:
             unknown.append(f"{path}:{line_no}: {task_id!r}")
             continue
-        lines.append(SampleLine(task_id, per_task[task_id], Sample(kind=SampleKind(present[0]), text=text)))
+        kind = treat_as or SampleKind(present[0])
+        lines.append(SampleLine(task_id, per_task[task_id], Sample(kind=kind, text=text)))
         per_task[task_id] += 1
     if unknown and not skip_unknown:
         listed = "\n  ".join(unknown[:_SHOWN]) + (

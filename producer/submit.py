@@ -11,10 +11,10 @@ from pathlib import Path
 import redis
 
 from producer.inputs import InputError
-from producer.problems import load_problems
+from producer.problems import PROBLEM_SETS, load_problems
 from producer.samples import SampleSet, read_samples
 from worker import keys
-from worker.models import Job, Problem, RunMeta
+from worker.models import Job, Problem, RunMeta, SampleKind
 from worker.settings import get_settings
 
 _RUN_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
@@ -29,6 +29,35 @@ def new_run_id(stem: str) -> str:
 def check_run_name(run: str) -> None:
     if not _RUN_NAME.fullmatch(run):
         raise InputError(f"run name {run!r}: use letters, digits, '.', '_' and '-' (at most 128, no leading symbol)")
+
+
+def new_meta(
+    run: str,
+    problems: str,
+    samples: SampleSet,
+    timeout_s: float,
+    k: list[int],
+    split: str = "all",
+    challenge: bool = False,
+    treat_as: SampleKind | None = None,
+    **settings: object,
+) -> RunMeta:
+    """The record of a run about to be submitted. `problems`: a problem set's name or a file path."""
+    return RunMeta(
+        run=run,
+        created=time.time(),
+        problems=problems if problems in PROBLEM_SETS else str(Path(problems).resolve()),
+        split=split,
+        challenge=challenge,
+        treat_as=treat_as,
+        samples_path=str(samples.path.resolve()),
+        samples_sha256=samples.sha256,
+        n_samples=len(samples.lines),
+        n_tasks=len(samples.per_task),
+        timeout_s=timeout_s,
+        k=k,
+        settings=settings,
+    )
 
 
 def load_meta(client: redis.Redis, run: str) -> RunMeta:
@@ -127,8 +156,8 @@ def resume(client: redis.Redis, run: str, samples_path: Path | None = None) -> i
     """
     meta = load_meta(client, run)
     if meta.status == "storing":
-        problems = load_problems(meta.problems)
-        samples = read_samples(samples_path or Path(meta.samples_path), problems, skip_unknown=True)
+        problems = load_problems(meta.problems, meta.split, meta.challenge)
+        samples = read_samples(samples_path or Path(meta.samples_path), problems, True, meta.treat_as)
         if samples.sha256 != meta.samples_sha256:
             raise InputError(f"{samples.path}: not the samples file run {run!r} was submitted with")
         store_samples(client, meta, problems, samples)

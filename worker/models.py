@@ -48,6 +48,9 @@ class RunMeta(BaseModel):
     created: float = Field(description="Unix time the run was submitted.")
     status: Literal["storing", "stored", "queued"] = "storing"
     problems: str = Field(description="'humaneval' or the path of the problems file.")
+    split: str = Field("all", description="The MBPP split the problems were narrowed to.")
+    challenge: bool = Field(False, description="Whether MBPP's challenge tests were added.")
+    treat_as: SampleKind | None = Field(None, description="How every sample runs, whatever its field.")
     samples_path: str
     samples_sha256: str
     n_samples: int

