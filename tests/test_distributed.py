@@ -321,3 +321,10 @@ def test_embedded_default_keeps_results_for_a_later_report(tmp_path: Path) -> No
     assert again["tasks"] == first["tasks"]
     listed = codeexec(env, "runs", "--json")
     assert [row["run"] for row in json.loads(listed.stdout)] == ["local"]
+    table = codeexec(env, "report", "local", "--per-task")
+    assert table.returncode == 0, table.stderr
+    rows = {line.split("│")[1].strip(): line for line in table.stdout.splitlines() if line.startswith("│ t")}
+    for task_id in suite.n:  # task, n, c and pass@1 on each task's row
+        cells = [cell.strip() for cell in rows[task_id].split("│")[1:-1]]
+        assert cells[:3] == [task_id, str(suite.n[task_id]), str(suite.c[task_id])]
+        assert cells[3] == f"{100 * suite.c[task_id] / suite.n[task_id]:.1f}%"

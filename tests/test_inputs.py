@@ -182,3 +182,9 @@ def test_treat_as_overrides_the_field_for_every_sample(tmp_path: Path) -> None:
     path = write_jsonl(tmp_path / "s.jsonl", [{"task_id": "a", "completion": "```\nx = 1\n```"}])
     assert read_samples(path, PROBLEMS).lines[0].sample.kind is SampleKind.COMPLETION
     assert read_samples(path, PROBLEMS, treat_as=SampleKind.GENERATION).lines[0].sample.kind is SampleKind.GENERATION
+
+
+def test_gzipped_problem_files_are_read(tmp_path: Path) -> None:
+    path = tmp_path / "p.jsonl.gz"
+    path.write_bytes(gzip.compress(b'{"task_id": "a", "assertions": ["assert True"]}\n'))
+    assert list(load_problems(str(path))) == ["a"]
