@@ -96,6 +96,8 @@ def build_parser() -> argparse.ArgumentParser:
     worker.add_argument("--concurrency", type=int, help="pool processes (default: cores)")
     worker.add_argument("--hostname", help="worker name (default: celery@<host>)")
     sub.add_parser("server", parents=[shared], help="run the private Valkey in the foreground")
+    flower = sub.add_parser("flower", parents=[shared], help="Celery's Flower monitor (needs codeexec[monitor])")
+    flower.add_argument("--port", type=int, default=5555)
     return parser
 
 
@@ -258,6 +260,17 @@ def cmd_server(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_flower(args: argparse.Namespace) -> int:
+    try:
+        import flower  # noqa: F401 — only to say clearly that it is missing
+    except ImportError:
+        raise InputError("Flower is not installed: pip install 'codeexec[monitor]'") from None
+    from worker.celery import app  # reads the settings: only once the flags are in the environment
+
+    app.start(["flower", f"--port={args.port}"])
+    return 0
+
+
 COMMANDS = {
     "eval": cmd_eval,
     "submit": cmd_submit,
@@ -267,6 +280,7 @@ COMMANDS = {
     "resume": cmd_resume,
     "worker": cmd_worker,
     "server": cmd_server,
+    "flower": cmd_flower,
 }
 
 if __name__ == "__main__":
