@@ -57,7 +57,7 @@ def test_redis_persists_never_evicts_needs_a_password_and_reports_health() -> No
 def test_every_codeexec_service_points_at_the_shared_redis_with_the_password() -> None:
     for name in ("worker", "flower", "producer"):
         url = SERVICES[name]["environment"]["CODEEXEC_REDIS_URL"]
-        assert url.startswith("redis://:${REDIS_PASSWORD:?") and url.endswith("@redis:6379/0")
+        assert url.startswith("redis://:${REDIS_PASSWORD:?") and url.endswith("@${REDIS_HOST:-redis}:6379/0")
         assert SERVICES[name]["depends_on"]["redis"]["condition"] == "service_healthy"
 
 
