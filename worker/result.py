@@ -12,7 +12,7 @@ class Outcome(str, Enum):
 
     PASS = "pass"  # every assertion passed
     ASSERTION_FAIL = "assertion_fail"  # the code ran; at least one assertion failed or raised
-    SYNTAX_ERROR = "syntax_error"  # compile() of the candidate raised (or its code fence never closed)
+    SYNTAX_ERROR = "syntax_error"  # the candidate does not compile (or its code fence never closed)
     TIMEOUT = "timeout"  # the wall clock ran out; the run scores 0
     ERROR = "error"  # any other crash: denied import, exception in module code, abnormal exit, overflow
     INFRA_ERROR = "infra_error"  # the runner could not run the candidate at all; retried, kept out of n
