@@ -46,13 +46,21 @@ from worker.store import WorkerStore, connect
 # A realistic mix for HumanEval-like sweeps: what a mid-size model's samples end as, with the
 # detail each outcome carries (the longest details are failed assertions with a message).
 OUTCOMES = [
-    (Outcome.PASS, ""),
-    (Outcome.PASS, ""),
-    (Outcome.ASSERTION_FAIL, "1 of 7 assertions failed: AssertionError: assert candidate([1, 2, 3]) == 6"),
-    (Outcome.ASSERTION_FAIL, "3 of 7 assertions failed: NameError: name 'math' is not defined"),
-    (Outcome.ERROR, "the candidate raised: TypeError: unsupported operand type(s) for +: 'int' and 'str'"),
-    (Outcome.SYNTAX_ERROR, "SyntaxError: invalid syntax (line 14)"),
-    (Outcome.TIMEOUT, "timed out after 3 s"),
+    (Outcome.PASS, "", None),
+    (Outcome.PASS, "", None),
+    (Outcome.ASSERTION_FAIL, "assertion 1 of 7 failed: AssertionError (line 4)", ""),
+    (
+        Outcome.ASSERTION_FAIL,
+        "assertion 3 of 7 failed: NameError: name 'math' is not defined",
+        "name 'math' is not defined",
+    ),
+    (
+        Outcome.ERROR,
+        "TypeError: unsupported operand type(s) for +: 'int' and 'str' (line 9)",
+        "unsupported operand type(s) for +: 'int' and 'str'",
+    ),
+    (Outcome.SYNTAX_ERROR, "SyntaxError: invalid syntax (<string>, line 14)", "invalid syntax (<string>, line 14)"),
+    (Outcome.TIMEOUT, "timed out after 3 s", None),
 ]
 COMPLETION = "    total = 0\n    for value in values:\n        total += value\n    return total\n"
 
@@ -153,8 +161,10 @@ def record_all(client, run: str, refs: list[tuple[str, int]]) -> None:
     """Record a result for every sample as workers do (attempt count, then the record script), pipelined."""
     store = WorkerStore(client)
     results = [
-        StoredResult(exit_code=outcome, score=1.0 if outcome is Outcome.PASS else 0.0, passed=7, total=7, detail=d)
-        for outcome, d in OUTCOMES
+        StoredResult(
+            exit_code=outcome, score=1.0 if outcome is Outcome.PASS else 0.0, passed=7, total=7, detail=d, message=m
+        )
+        for outcome, d, m in OUTCOMES
     ]
     pipe = client.pipeline(transaction=False)
     for count, (task_id, index) in enumerate(refs, 1):

@@ -87,7 +87,7 @@ class WorkerStore:
             keys=[keys.results(run, task_id), keys.pending(run, task_id), keys.n(run), keys.c(run), keys.stats(run)],
             args=[
                 index,
-                result.model_dump_json(),
+                result.model_dump_json(exclude_defaults=True),  # fewer bytes in a 1M-result run
                 task_id,
                 result.exit_code.value,
                 int(result.counts_toward_n),
