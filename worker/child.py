@@ -1,11 +1,13 @@
 """The child-side runner script: runs one candidate inside a fresh ``python -I`` interpreter.
 
-The host (worker/runner.py) never imports this file. It reads its text, appends one call
+The host (worker/runner.py) never imports this file. For each candidate it writes a small script
+into the candidate's fresh temporary directory, which loads this module (from its cached bytecode)
+and makes one call
 
     main(candidate, assertions, denied, nonce, record_fd, lifeline_fd)
 
-with every argument written by repr(), saves that in the candidate's fresh temporary directory and
-starts ``python -I <that file>``. Everything below runs in the child, top to bottom.
+with every argument written by repr(), and starts ``python -I <that script>``. Everything below runs
+in the child, top to bottom: main() is at the end.
 
 Every import here is paid once per candidate, so only modules the interpreter has already loaded or
 built-in modules are used: importing ``json`` alone would add ~6 ms to an ~8 ms start-up, and even
