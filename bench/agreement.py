@@ -23,14 +23,12 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from producer.agreement import Agreement, compare
-from producer.backend import LocalWorkers
+from producer.backend import private_backend
 from producer.problems import load_problems
 from producer.report import progress
 from producer.samples import read_samples
-from producer.server import EmbeddedServer
 from producer.submit import new_meta, submit
 from worker.settings import get_settings
-from worker.store import connect
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"
 REFERENCE = SHARED / "humaneval-reference"
@@ -77,13 +75,7 @@ def main() -> None:
         else:
             files = args.files or sorted(REFERENCE.glob("*.jsonl"))
         problems = load_problems(args.problems)
-        server = EmbeddedServer(Path(tmp) / "valkey")
-        url = server.start()
-        os.environ["CODEEXEC_REDIS_URL"] = url
-        get_settings.cache_clear()
-        workers = LocalWorkers(args.workers, Path(tmp), url).start()
-        try:
-            client = connect(url)
+        with private_backend(Path(tmp), args.workers) as client:
             began = time.monotonic()
             runs = {}
             for number, path in enumerate(files):
@@ -98,9 +90,6 @@ def main() -> None:
             elapsed = time.monotonic() - began
             print(f"\r{total} samples in {elapsed:.0f} s", file=sys.stderr)
             results = [compare(client, run, path) for run, (path, _) in runs.items()]
-        finally:
-            workers.stop()
-            server.stop()
     report(results, args.json)
 
 

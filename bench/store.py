@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import statistics
 import subprocess
 import sys
@@ -32,16 +31,16 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from producer.backend import private_backend
 from producer.problems import load_problems
 from producer.report import build_report
 from producer.samples import read_samples
-from producer.server import EmbeddedServer
 from producer.submit import enqueue, new_meta, submit
 from worker import keys
 from worker.models import StoredResult
 from worker.result import Outcome
 from worker.settings import get_settings
-from worker.store import WorkerStore, connect
+from worker.store import WorkerStore
 
 # A realistic mix for HumanEval-like sweeps: what a mid-size model's samples end as, with the
 # detail each outcome carries (the longest details are failed assertions with a message).
@@ -90,12 +89,7 @@ def main() -> None:
         problems_path, samples_path = write_inputs(directory, args.samples, args.tasks)
         problems = load_problems(str(problems_path))
         sample_set = read_samples(samples_path, problems)
-        server = EmbeddedServer(directory / "valkey")
-        url = server.start()
-        os.environ["CODEEXEC_REDIS_URL"] = url
-        get_settings.cache_clear()
-        try:
-            client = connect(url)
+        with private_backend(directory, workers=0) as client:
             meta = new_meta("bench", str(problems_path), sample_set, 3.0, [1, 10, 100])
             enqueue("warmup", [("T/0", 0)], 1)  # the Celery app's import and connection, outside the timing
             client.delete(keys.QUEUE)
@@ -141,8 +135,6 @@ def main() -> None:
                 cwd=Path(__file__).resolve().parents[1],
             )
             cli_s = time.perf_counter() - began
-        finally:
-            server.stop()
 
     print(f"{args.samples:,} samples over {args.tasks:,} tasks; {queued:,} Celery messages of {len(message):,} bytes")
     print(f"submit (store pending + enqueue): {args.samples / submit_s:,.0f} samples/s  ({submit_s:.2f} s)")

@@ -27,14 +27,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from producer.backend import LocalWorkers
+from producer.backend import private_backend
 from producer.problems import load_problems
 from producer.report import progress
 from producer.samples import read_samples
-from producer.server import EmbeddedServer
 from producer.submit import new_meta, submit
 from worker.settings import get_settings
-from worker.store import connect
 
 
 def ceiling_rate(samples: int, cores: int, interpreter: str) -> float:
@@ -74,21 +72,12 @@ def main() -> None:
 
     with tempfile.TemporaryDirectory() as tmp:
         directory = Path(tmp)
-        server = EmbeddedServer(directory / "valkey")
-        url = server.start()
-        os.environ["CODEEXEC_REDIS_URL"] = url
-        get_settings.cache_clear()
-        workers = LocalWorkers(cores, directory, url).start()
-        try:
-            client = connect(url)
+        with private_backend(directory, cores) as client:
             codeexec_rate(client, directory, 200, "warmup")  # workers up, caches warm
             rates: dict[str, list[float]] = {"ceiling": [], "codeexec": []}
             for round_ in range(args.rounds):
                 rates["ceiling"].append(ceiling_rate(args.samples, cores, interpreter))
                 rates["codeexec"].append(codeexec_rate(client, directory, args.samples, f"round{round_}"))
-        finally:
-            workers.stop()
-            server.stop()
 
     ceiling, ours = statistics.median(rates["ceiling"]), statistics.median(rates["codeexec"])
     print(f"cores: {cores}; samples per round: {args.samples}; rounds: {args.rounds} (alternating)")

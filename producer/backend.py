@@ -18,7 +18,7 @@ from redis.retry import Retry
 from producer.inputs import InputError
 from producer.server import EmbeddedServer
 from worker import keys
-from worker.settings import Settings
+from worker.settings import Settings, get_settings
 from worker.store import connect
 
 WORKER_FLAGS = ["--loglevel=WARNING", "-Q", keys.QUEUE, "--without-mingle", "--without-gossip"]
@@ -99,6 +99,17 @@ def backend(settings: Settings, workers: int | None = None, run_jobs: bool = Fal
             local.stop()
         if server:
             server.stop()
+
+
+@contextmanager
+def private_backend(data_dir: Path, workers: int) -> Iterator[redis.Redis]:
+    """backend() on a private Valkey in data_dir, for the benchmarks: the settings (and so every
+    codeexec process started meanwhile, and the Celery app) point there while it lasts."""
+    os.environ.pop("CODEEXEC_REDIS_URL", None)
+    os.environ["CODEEXEC_DATA_DIR"] = str(data_dir)
+    get_settings.cache_clear()
+    with backend(get_settings(), workers, run_jobs=True) as client:
+        yield client
 
 
 def _check_reachable(url: str) -> None:
