@@ -68,8 +68,3 @@ def stats(run: str) -> str:
 
 def outcome_field(exit_code: str) -> str:
     return f"outcome:{exit_code}"
-
-
-def run_pattern(run: str) -> str:
-    """Matches every key of the run (for deleting one)."""
-    return f"{_run(run)}:*"

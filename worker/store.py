@@ -15,7 +15,8 @@ from worker.models import Problem, Sample, StoredResult
 # One atomic step per result: the first write of (run, task, sample) wins; only that write removes the
 # sample from pending and moves the task's n and c and the run's counters. A redelivered or duplicated
 # job finds the field taken and changes nothing.
-#   KEYS: results, pending, n, c, stats      ARGV: index, result JSON, task_id, outcome, in n, passed
+#   KEYS: results, pending, n, c, stats
+#   ARGV: index, result JSON, task_id, outcome field, in n, passed, done field (field names: keys.py)
 _RECORD = """
 if redis.call('HSETNX', KEYS[1], ARGV[1], ARGV[2]) == 0 then
     return 0
@@ -23,8 +24,8 @@ end
 redis.call('HDEL', KEYS[2], ARGV[1])
 if ARGV[5] == '1' then redis.call('HINCRBY', KEYS[3], ARGV[3], 1) end
 if ARGV[6] == '1' then redis.call('HINCRBY', KEYS[4], ARGV[3], 1) end
-redis.call('HINCRBY', KEYS[5], 'outcome:' .. ARGV[4], 1)
-redis.call('HINCRBY', KEYS[5], 'done', 1)
+redis.call('HINCRBY', KEYS[5], ARGV[4], 1)
+redis.call('HINCRBY', KEYS[5], ARGV[7], 1)
 return 1
 """
 
@@ -89,9 +90,10 @@ class WorkerStore:
                 index,
                 result.model_dump_json(exclude_defaults=True),  # fewer bytes in a 1M-result run
                 task_id,
-                result.exit_code.value,
+                keys.outcome_field(result.exit_code.value),
                 int(result.counts_toward_n),
                 int(result.exit_code == "pass"),
+                keys.DONE,
             ],
             client=client,
         )
