@@ -13,8 +13,29 @@ from pathlib import Path
 import pytest
 import redis
 
-from helpers import ROOT, Worker
+from helpers import ROOT, Worker, interpreters
 from producer.server import EmbeddedServer
+from worker.settings import get_settings
+
+INTERPRETERS = interpreters()
+
+
+@pytest.fixture(
+    params=[
+        pytest.param(
+            path,
+            id=f"py3.{minor}",
+            marks=[] if path else pytest.mark.skip(reason=f"python3.{minor} is not on PATH nor in pyenv's versions"),
+        )
+        for minor, path in INTERPRETERS.items()
+    ]
+)
+def candidate_interpreter(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+    """Each supported Python the machine has, as the interpreter that runs candidates."""
+    monkeypatch.setenv("CODEEXEC_INTERPRETER", request.param)
+    get_settings.cache_clear()
+    yield request.param
+    get_settings.cache_clear()
 
 
 @pytest.fixture

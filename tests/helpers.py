@@ -4,14 +4,50 @@ from __future__ import annotations
 
 import json
 import os
+import re
+import shutil
 import signal
 import subprocess
 import sys
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared" / "data"
+# The newest Python released when this was written: every supported version up to it is expected
+# (and reported as skipped where missing); newer ones are tested where the machine has them.
+NEWEST_RELEASED_MINOR = 13
+
+
+def supported_minors() -> list[int]:
+    """The Python 3 minor versions pyproject.toml's requires-python admits, up to the newest released."""
+    match = re.search(r'^requires-python = ">=3\.(\d+)"$', (ROOT / "pyproject.toml").read_text(), re.MULTILINE)
+    assert match, 'pyproject.toml: expected requires-python = ">=3.N"'
+    return list(range(int(match[1]), NEWEST_RELEASED_MINOR + 1))
+
+
+def find_interpreter(minor: int) -> str | None:
+    """python3.<minor>: this one, one on PATH that runs, or one in pyenv's versions."""
+    if sys.version_info[:2] == (3, minor):
+        return sys.executable
+    name = f"python3.{minor}"
+    pyenv = Path(os.environ.get("PYENV_ROOT", Path.home() / ".pyenv")) / "versions"
+    candidates = [shutil.which(name), *sorted(map(str, pyenv.glob(f"3.{minor}.*/bin/{name}")), reverse=True)]
+    for candidate in candidates:
+        if candidate and subprocess.run([candidate, "-c", ""], capture_output=True).returncode == 0:
+            return candidate
+    return None
+
+
+def interpreters() -> dict[int, str | None]:
+    """Every supported minor version and the interpreter found for it (None: not on this machine)."""
+    found = {minor: find_interpreter(minor) for minor in supported_minors()}
+    newer = NEWEST_RELEASED_MINOR + 1
+    while interpreter := find_interpreter(newer):
+        found[newer] = interpreter
+        newer += 1
+    return found
 
 
 @dataclass
@@ -48,6 +84,15 @@ def write_jsonl(path: Path, rows: list[dict[str, object]]) -> Path:
     return path
 
 
+# Candidate code that sets worker_pid to the pid of the worker process running it: the first ancestor
+# that is not one of the runner's own processes (in a PID namespace the candidate's parent is the
+# namespace's init; /proc, mounted outside, still shows the pids the worker sees).
+WORKER_PID = """import os
+worker_pid = int(os.readlink('/proc/self'))
+while b'.codeexec_runner.py' in open(f'/proc/{worker_pid}/cmdline', 'rb').read():
+    worker_pid = int(open(f'/proc/{worker_pid}/stat').read().rpartition(') ')[2].split()[1])"""
+
+
 @dataclass
 class Suite:
     """A generated problem set and samples whose every outcome is known in advance."""
@@ -76,7 +121,7 @@ def make_suite(
     samples, n, c = [], {}, {}
     prelude = ""
     if ppid_log is not None:
-        prelude += f"import os\nwith open({str(ppid_log)!r}, 'a') as log:\n    log.write(f'{{os.getppid()}}\\n')\n"
+        prelude += f"{WORKER_PID}\nwith open({str(ppid_log)!r}, 'a') as log:\n    log.write(f'{{worker_pid}}\\n')\n"
     if slow_s:
         prelude += f"import time\ntime.sleep({slow_s})\n"
     for i in range(tasks):
@@ -90,3 +135,38 @@ def make_suite(
     return Suite(
         write_jsonl(directory / "problems.jsonl", problems), write_jsonl(directory / "samples.jsonl", samples), n, c
     )
+
+
+# Only turns a hang into a failure: what tests wait for with it takes milliseconds.
+HANG_S = 120
+NUL = b"\0"
+
+
+def processes_with(*markers: str) -> list[str]:
+    """Live processes (not this one) whose arguments hold a marker, as "pid: arguments"."""
+    encoded = [marker.encode() for marker in markers]
+    found = []
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        try:
+            arguments = Path(entry.path, "cmdline").read_bytes()
+        except OSError:  # gone meanwhile
+            continue
+        if any(marker in arguments for marker in encoded):
+            found.append(f"{entry.name}: {arguments.replace(NUL, b' ').decode(errors='replace')}")
+    return found
+
+
+def wait_for_orphans() -> None:
+    """Wait until every child of this process (a subreaper: orphans come here) has ended by itself."""
+    from worker.proctree import children
+
+    hang = time.monotonic() + HANG_S
+    while children("self"):
+        assert time.monotonic() < hang, f"still running: {children('self')}"
+        try:
+            os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        time.sleep(0.01)

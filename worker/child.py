@@ -4,7 +4,7 @@ The host (worker/runner.py) never imports this file. For each candidate it write
 into the candidate's fresh temporary directory, which loads this module (from its cached bytecode)
 and makes one call
 
-    main(candidate, assertions, denied, nonce, record_fd, lifeline_fd)
+    main(candidate, assertions, denied, nonce, record_fd, lifeline_fd, pid_namespace)
 
 with every argument written by repr(), and starts ``python -I <that script>``. Everything below runs
 in the child, top to bottom: main() is at the end.
@@ -16,6 +16,7 @@ sets this process's resource limits from outside, with prlimit, before letting i
 """
 
 import _frozen_importlib
+import _signal
 import _thread
 import builtins
 import errno
@@ -36,9 +37,10 @@ DETAIL_CHARS = 300
 # The host hands the child a private pipe, record_fd, which is not stdout: nothing the candidate
 # prints can be mistaken for a result. Exactly two lines go down it, each one JSON object:
 #
-#   {"nonce": N, "event": "started"}
-#       once the limits and guards are in place, before any candidate code runs. The host starts the
-#       candidate's clock here; a run that never gets this far is an infra_error.
+#   {"nonce": N, "event": "started", "protections": {"pid_namespace": P}}
+#       once the limits, the namespace and the guards are in place, before any candidate code runs.
+#       P is "on", "off" (the setting) or "refused: <why>". The host starts the candidate's clock
+#       here; a run that never gets this far is an infra_error.
 #   {"nonce": N, "event": "finished", "outcome": O, "detail": D, "message": M,
 #    "assertions": [[passed, error], ...]}
 #       after the last assertion. O is "pass", "assertion_fail", "syntax_error" or "error"; D is one
@@ -163,6 +165,133 @@ def die_with_host(lifeline_fd: int) -> None:
             _kill(pid, SIGKILL)
         except OSError:
             pass
+
+
+# ---- a PID namespace: nothing the candidate starts can outlive it --------------------------------------
+#
+# Where the kernel allows it, three processes run this script:
+#
+#   keeper     the interpreter the host started. It makes a new user and PID namespace, forks the
+#              init, waits for it and ends as it did. Nothing inside the namespace can see it.
+#   init       PID 1 of the namespace. It forks the candidate's process, reaps whatever is
+#              re-parented to it, and exits as soon as the candidate's process ends or the host
+#              goes away (the lifeline).
+#   candidate  PID 2: everything after contain() runs here.
+#
+# Why nothing survives: a process cannot leave its PID namespace, so whatever the candidate starts,
+# however it detaches (setsid, double fork, re-parenting), is in it. When the init exits, for any
+# reason, the kernel SIGKILLs every process left in the namespace, and the init's exit completes
+# (it becomes reapable) only once all of them are gone (zap_pid_ns_processes). Whoever reaps the
+# init, the keeper or the host, therefore finds the namespace empty (worker/proctree.py).
+#
+# The candidate is not PID 1 itself: PID 1 ignores every signal it has no handler for, so
+# os.kill(os.getpid(), SIGKILL) would not end it, and every orphan would become its zombie.
+
+CLONE_NEWUSER, CLONE_NEWPID = 0x10000000, 0x20000000
+
+
+def unshare(flags: int) -> None:
+    if hasattr(os, "unshare"):  # Python 3.12+
+        os.unshare(flags)
+        return
+    # Python 3.10 and 3.11 have no os.unshare. _ctypes alone costs ~0.3 ms where `import ctypes`
+    # costs ~1.6 ms; the import guard takes it out of sys.modules before any candidate code runs.
+    import _ctypes
+
+    class Int(_ctypes._SimpleCData):
+        _type_ = "i"
+
+    class Function(_ctypes.CFuncPtr):
+        _flags_ = _ctypes.FUNCFLAG_CDECL | _ctypes.FUNCFLAG_USE_ERRNO
+        _restype_ = Int
+
+    class Libc:
+        _handle = _ctypes.dlopen(None)
+
+    if Function(("unshare", Libc))(flags) != 0:
+        code = _ctypes.get_errno()
+        raise OSError(code, os.strerror(code))
+
+
+def new_pid_namespace() -> str:
+    """Make the namespace the next fork() enters: "on" if done, else "refused: <why>"."""
+    uid, gid = os.geteuid(), os.getegid()
+    try:
+        # A user namespace first: it is what lets an unprivileged process make a PID namespace.
+        unshare(CLONE_NEWUSER | CLONE_NEWPID)
+    except OSError as exc:
+        try:
+            unshare(CLONE_NEWPID)  # user namespaces are off, but we may hold CAP_SYS_ADMIN
+        except OSError:
+            return f"refused: {exc}"
+        return "on"
+    # Map our own ids, so the candidate sees them instead of the overflow id 65534. Unprivileged,
+    # setgroups must be denied before gid_map may be written.
+    for name, text in (("setgroups", "deny"), ("uid_map", f"{uid} {uid} 1"), ("gid_map", f"{gid} {gid} 1")):
+        fd = os.open(f"/proc/self/{name}", os.O_WRONLY)
+        try:
+            _write(fd, text.encode())
+        finally:
+            os.close(fd)
+    return "on"
+
+
+def contain(lifeline_fd: int) -> None:
+    """Fork the init into the new namespace and, from it, the candidate's process; return in the latter."""
+    import select  # the init's; imported once, before the forks
+
+    init = os.fork()
+    if init:
+        keep(init)
+    # The init: SIGCHLD must wake it, from before the candidate's process exists.
+    wake_r, wake_w = os.pipe()
+    os.set_blocking(wake_w, False)
+    _signal.set_wakeup_fd(wake_w)
+    _signal.signal(_signal.SIGCHLD, lambda signum, frame: None)
+    candidate = os.fork()
+    if candidate:
+        be_init(candidate, lifeline_fd, wake_r, select)
+    _signal.set_wakeup_fd(-1)
+    _signal.signal(_signal.SIGCHLD, _signal.SIG_DFL)
+    for fd in (wake_r, wake_w, lifeline_fd):  # the init's business, not the candidate's
+        os.close(fd)
+
+
+def keep(init: int) -> None:
+    """The keeper: wait for the init, then end as it did (the init ends as the candidate did)."""
+    _, status = os.waitpid(init, 0)
+    code = os.waitstatus_to_exitcode(status)
+    if 128 < code < 128 + _signal.NSIG:  # killed by a signal: die of it too, so the host reads the same
+        try:
+            _signal.signal(code - 128, _signal.SIG_DFL)
+        except (OSError, ValueError):  # SIGKILL, SIGSTOP: no handler to reset
+            pass
+        _kill(os.getpid(), code - 128)
+    _exit(code)
+
+
+def be_init(candidate: int, lifeline_fd: int, wake_fd: int, select) -> None:
+    """PID 1: reap every child; exit when the candidate's process has ended or the host is gone.
+
+    Exits with the candidate's exit status, or 128 + the signal that killed it (a candidate that
+    exits with 129-192 of its own accord is reported as killed: the verdict is an error either way).
+    """
+    _signal.signal(_signal.SIGINT, _signal.SIG_IGN)  # the candidate must not interrupt us
+    poller = select.poll()
+    poller.register(lifeline_fd, select.POLLIN)
+    poller.register(wake_fd, select.POLLIN)
+    while True:
+        while True:
+            pid, status = os.waitpid(-1, os.WNOHANG)
+            if pid == candidate:
+                code = os.waitstatus_to_exitcode(status)
+                _exit(code if code >= 0 else 128 - code)
+            if pid == 0:
+                break
+        for fd, _ in poller.poll():
+            if fd == lifeline_fd:  # the host sends nothing after "g": this is its end
+                _exit(1)
+            _read(wake_fd, 512)
 
 
 # ---- the import guard -------------------------------------------------------------------------------
@@ -327,15 +456,24 @@ def main(
     nonce: str,
     record_fd: int,
     lifeline_fd: int,
+    pid_namespace: str,
 ) -> None:
     os.unlink(sys.argv[0])  # this file holds the nonce; the candidate has no business reading it
     # The host sets our resource limits (prlimit), then sends "g" down the lifeline: no candidate
     # code runs before they are in place. b"" instead means the host is gone already.
     if _read(lifeline_fd, 1) != b"g":
         _exit(1)
-    _thread.start_new_thread(die_with_host, (lifeline_fd,))
+    # pid_namespace is the setting: "auto" (where the kernel allows), "require" or "off".
+    namespace = new_pid_namespace() if pid_namespace != "off" else "off"
+    if namespace == "on":
+        contain(lifeline_fd)
+    elif pid_namespace == "require":
+        _write(2, f"codeexec: a PID namespace is required, and the kernel {namespace}\n".encode())
+        _exit(1)
+    else:
+        _thread.start_new_thread(die_with_host, (lifeline_fd,))
     install_guards(denied)
-    send(record_fd, nonce, "started")
+    send(record_fd, nonce, "started", protections={"pid_namespace": namespace})
 
     outcome, detail, message, results = run(candidate, assertions)
 

@@ -1,15 +1,20 @@
 """Kill and reap every process a candidate started, wherever it went.
 
-A candidate runs as the leader of a session of its own, but its descendants can leave that session
-(setsid), and a descendant whose parent dies is re-parented. To lose none of them:
+Where the kernel allows it, a candidate runs in a PID namespace of its own (worker/child.py says
+how): the host's child is the namespace's keeper, the keeper's child its init, and everything the
+candidate starts is inside. That makes cleanup correct by construction: SIGKILL the keeper's process
+group (keeper, init, and whatever stayed in the session), reap the keeper, then reap the init if it
+was re-parented to us. The init dies of that SIGKILL; its death makes the kernel SIGKILL everything
+left in the namespace, and its exit completes only once the namespace is empty, so reaping it is
+proof that nothing is left. The init never leaves the keeper's session, and getsid() works on a
+zombie, so it is found without looking at the candidate's processes at all.
 
-- the host makes itself a child subreaper (Linux prctl), so an orphaned descendant is re-parented to
-  the host instead of to init;
-- every candidate gets a random token in its environment, which its descendants inherit; an orphan
-  the host adopts is the current run's if it carries that token;
-- cleanup SIGKILLs the candidate's process group (the root and every descendant that stayed in its
-  session), reaps the root, then repeats over the orphans re-parented to the host, identified by
-  session or token, until none is left. Without a subreaper it walks the tree through /proc first.
+Without a namespace (the kernel refused one, or the setting is off) the same steps are a best
+effort: the host is a child subreaper (Linux prctl), so an orphaned descendant comes back to it;
+every candidate gets a random token in its environment, which its descendants inherit; cleanup
+repeats over the orphans re-parented to the host, identified by session or token, until none is
+left. A descendant that leaves the session *and* clears its environment cannot be told from the
+host's other children, and is not killed: see the README's security section.
 
 Cleanup touches no /proc entry of the candidate's processes when it can avoid it: a process whose
 /proc directory has been looked up is dearer to reap (the kernel invalidates those dentries under a
@@ -21,22 +26,36 @@ from __future__ import annotations
 
 import ctypes
 import os
+import secrets
 import signal
 import subprocess
+import time
 from functools import lru_cache
 
 TOKEN_VARIABLE = "CODEEXEC_TREE"
 _PR_SET_CHILD_SUBREAPER = 36
+# How long an adopted process may stay undecided (its environment unreadable: between the new
+# program's memory and its environment, in exec) before it is left alone.
+_UNDECIDED_ROUNDS = 1000
+
+
+def prctl(option: int, value: int) -> bool:
+    """Linux prctl(option, value); False where it is refused or there is none."""
+    try:
+        return _libc().prctl(option, value, 0, 0, 0) == 0
+    except (OSError, AttributeError):
+        return False
+
+
+@lru_cache(maxsize=1)
+def _libc() -> ctypes.CDLL:
+    return ctypes.CDLL(None, use_errno=True)
 
 
 @lru_cache(maxsize=1)
 def become_subreaper() -> bool:
     """Make orphaned descendants of this process come back to it. Once per process; False if refused."""
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        return libc.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
-    except (OSError, AttributeError):
-        return False
+    return prctl(_PR_SET_CHILD_SUBREAPER, 1)
 
 
 def children(pid: int | str) -> list[int]:
@@ -64,14 +83,6 @@ def descendants(pid: int) -> list[int]:
     return found
 
 
-def carries_token(pid: int, token: bytes) -> bool:
-    try:
-        with open(f"/proc/{pid}/environ", "rb") as environ:
-            return token in environ.read().split(b"\0")
-    except OSError:
-        return False
-
-
 def _sigkill(pids: set[int]) -> None:
     for pid in pids:
         try:
@@ -80,42 +91,117 @@ def _sigkill(pids: set[int]) -> None:
             pass
 
 
-def _is_ours(pid: int, session: int, marker: bytes) -> bool:
-    """A child of this process that the candidate started: in its session, or carrying its token."""
-    try:
-        if os.getsid(pid) == session:  # a syscall, no /proc lookup; works on zombies too
-            return True
-    except OSError:
-        return False
-    return carries_token(pid, marker)
+def _ticks() -> int:
+    """Now, in the clock ticks since boot that /proc/<pid>/stat gives a process's start time in."""
+    return int(time.clock_gettime(time.CLOCK_BOOTTIME) * _TICKS_PER_S)
 
 
-def kill_tree(root: subprocess.Popen[bytes], token: str) -> None:
-    """SIGKILL root and all its descendants, including orphans adopted by this process; reap them."""
-    marker = f"{TOKEN_VARIABLE}={token}".encode()
-    # The root leads a session and a process group of its own (start_new_session): killing the group
-    # reaches every descendant that did not leave it. A group outlives its leader while members live.
-    # Only while the root is unreaped: until then its pid (the group's id) cannot be reused.
-    killed: set[int] = set()
-    if root.returncode is None:
-        killed = set() if become_subreaper() else set(descendants(root.pid))
-        _sigkill(killed)
+_TICKS_PER_S = os.sysconf("SC_CLK_TCK")
+# The candidates' root processes this process is running now, from any thread.
+_roots: set[int] = set()
+
+
+class CandidateTree:
+    """One candidate's processes: from before its root is started until every one of them is reaped."""
+
+    def __init__(self) -> None:
+        become_subreaper()
+        self.token = secrets.token_hex(8)
+        self.marker = f"{TOKEN_VARIABLE}={self.token}".encode()
+        self.born = _ticks()
+        self.root: subprocess.Popen[bytes] | None = None
+
+    @property
+    def environment(self) -> dict[str, str]:
+        """What the root's environment must hold, for its descendants to inherit."""
+        return {TOKEN_VARIABLE: self.token}
+
+    def started(self, root: subprocess.Popen[bytes]) -> None:
+        self.root = root
+        _roots.add(root.pid)
+
+    def belongs(self, pid: int) -> bool | None:
+        """Whether a child of this process is this candidate's: in its session, carrying its token, or
+        a zombie born since the candidate was (and no other candidate's root). None: cannot tell yet
+        (a process in exec() shows an empty environment for a moment)."""
+        assert self.root is not None
         try:
-            os.killpg(root.pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
-        root.wait()
-    # What the root left behind is re-parented to us (we are a subreaper), zombies included.
-    while True:
-        adopted = {pid for pid in children("self") if pid in killed or _is_ours(pid, root.pid, marker)}
-        if not adopted:
+            if os.getsid(pid) == self.root.pid:  # a syscall, no /proc lookup; works on zombies too
+                return True
+        except OSError:
+            return False  # reaped meanwhile
+        try:
+            with open(f"/proc/{pid}/environ", "rb") as environ:
+                variables = environ.read()
+        except ProcessLookupError:  # a zombie's, on some kernels
+            variables = b""
+        except OSError:
+            return False
+        if variables:
+            return self.marker in variables.split(b"\0")
+        try:
+            with open(f"/proc/{pid}/stat", "rb") as stat:
+                fields = stat.read().rpartition(b") ")[2].split()
+        except OSError:
+            return False
+        if fields[0] != b"Z":
+            return None
+        # A zombie has no environment left. One that left the session and exited by itself would
+        # otherwise stay a zombie of the host for good; what this takes for the candidate's could only
+        # be a child that some other code of this process started during the run and has not reaped.
+        return int(fields[19]) >= self.born and pid not in _roots
+
+    def kill(self, contained: bool) -> None:
+        """SIGKILL the root and all its descendants, including orphans adopted by this process; reap them.
+
+        `contained`: the candidate runs in a PID namespace of its own (its "started" record says so).
+        """
+        root = self.root
+        if root is None:
             return
-        for pid in list(adopted):
-            adopted.update(descendants(pid))
-        _sigkill(adopted)
-        killed |= adopted
-        for pid in adopted:
+        try:
+            self._kill(root, contained)
+        finally:
+            _roots.discard(root.pid)
+
+    def _kill(self, root: subprocess.Popen[bytes], contained: bool) -> None:
+        # The root leads a session and a process group of its own (start_new_session): killing the
+        # group reaches every descendant that did not leave it. A group outlives its leader while
+        # members live. Only while the root is unreaped: until then its pid (the group's id) cannot be
+        # reused.
+        killed: set[int] = set()
+        if root.returncode is None:
+            # Without a namespace, the tree as it stands is worth its /proc lookups: whatever is in it
+            # is the candidate's, whatever it does next.
+            killed = set() if contained and become_subreaper() else set(descendants(root.pid))
+            _sigkill(killed)
             try:
-                os.waitpid(pid, 0)
-            except ChildProcessError:  # not our child (yet): it is re-parented to us once its parent dies
+                os.killpg(root.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
                 pass
+            root.wait()
+        # What the root left behind was re-parented to us (we are a subreaper), zombies included: the
+        # namespace's init, or without a namespace every orphan. Killing an adopted process and
+        # reaping it brings its own children back to us in turn: each round reaches a generation deeper.
+        undecided_rounds = 0
+        while True:
+            adopted, undecided = set(), False
+            for pid in children("self"):
+                belongs = pid in killed or self.belongs(pid)
+                if belongs is None:
+                    undecided = True
+                elif belongs:
+                    adopted.add(pid)
+            if adopted:
+                _sigkill(adopted)
+                killed |= adopted
+                for pid in adopted:
+                    try:
+                        os.waitpid(pid, 0)
+                    except ChildProcessError:  # reaped by another thread's cleanup meanwhile
+                        pass
+            elif undecided and undecided_rounds < _UNDECIDED_ROUNDS:
+                undecided_rounds += 1
+                time.sleep(0.001)
+            else:
+                return

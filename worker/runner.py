@@ -9,6 +9,7 @@ whole process tree is killed and reaped before the RunResult is returned.
 
 from __future__ import annotations
 
+import logging
 import math
 import os
 import re
@@ -28,7 +29,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ValidationError
 
-from worker.proctree import TOKEN_VARIABLE, become_subreaper, kill_tree
+from worker.proctree import CandidateTree
 from worker.result import AssertionOutcome, Outcome, RunResult
 from worker.settings import MAX_TIMEOUT_S, MIN_TIMEOUT_S, RunnerConfig, runner_config
 
@@ -45,6 +46,7 @@ __all__ = [
 _FENCE = re.compile(r"^(?P<indent>[ \t]*)(?P<ticks>`{3,})(?P<info>[^`\n]*)$")
 _RECORD_BYTES = 16 << 20
 _TAIL_CHARS = 600
+log = logging.getLogger(__name__)
 
 
 def extract_code(text: str) -> str | None:
@@ -168,6 +170,7 @@ class _ChildRecord(BaseModel):
     detail: str = ""
     message: str | None = None
     assertions: list[tuple[bool, str | None]] = []
+    protections: dict[str, str] = {}
 
 
 @lru_cache(maxsize=1)
@@ -183,16 +186,19 @@ def _script_head() -> str:
 
 
 def _run_in(workdir: str, code: str, assertions: list[str], timeout: float, config: RunnerConfig) -> _Ending:
-    nonce, token = secrets.token_hex(16), secrets.token_hex(8)
+    nonce = secrets.token_hex(16)
     record_r, record_w = os.pipe()
     lifeline_r, lifeline_w = os.pipe()
-    call = f"main({code!r}, {assertions!r}, {sorted(config.denied_modules)!r}, {nonce!r}, {record_w}, {lifeline_r})\n"
+    call = (
+        f"main({code!r}, {assertions!r}, {sorted(config.denied_modules)!r}, {nonce!r}, {record_w}, {lifeline_r}, "
+        f"{config.pid_namespace!r})\n"
+    )
     script = os.path.join(workdir, ".codeexec_runner.py")
-    proc = None
+    proc = watch = None
+    tree = CandidateTree()
     try:
         with open(script, "w", encoding="utf-8") as out:
             out.write(_script_head() + call)
-        become_subreaper()
         try:
             proc = subprocess.Popen(
                 [config.interpreter, "-I", *config.interpreter_flags, script],
@@ -203,7 +209,7 @@ def _run_in(workdir: str, code: str, assertions: list[str], timeout: float, conf
                     "TMPDIR": workdir,
                     "LANG": "C.UTF-8",
                     "OMP_NUM_THREADS": "1",
-                    TOKEN_VARIABLE: token,
+                    **tree.environment,
                 },
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.PIPE,
@@ -213,15 +219,20 @@ def _run_in(workdir: str, code: str, assertions: list[str], timeout: float, conf
             )
         except OSError as exc:  # interpreter missing, cannot fork, out of descriptors
             return _Ending(Outcome.INFRA_ERROR, f"could not start {config.interpreter}: {exc}")
+        tree.started(proc)
         os.close(record_w)
         os.close(lifeline_r)
         record_w = lifeline_r = -1
         _limit(proc.pid, config)
-        os.write(lifeline_w, b"g")  # the child waits for this before it runs anything of the candidate
-        return _Watch(proc, record_r, nonce, timeout, config).run()
+        try:
+            os.write(lifeline_w, b"g")  # the child waits for this before it runs anything of the candidate
+        except BrokenPipeError:  # it has ended already: the watch reads how
+            pass
+        watch = _Watch(proc, record_r, nonce, timeout, config)
+        return watch.run()
     finally:
         if proc is not None:
-            kill_tree(proc, token)
+            tree.kill(contained=watch is not None and watch.contained)
             proc.stdout.close()  # type: ignore[union-attr]
             proc.stderr.close()  # type: ignore[union-attr]
         for fd in (record_r, record_w, lifeline_r, lifeline_w):
@@ -263,7 +274,7 @@ class _Watch:
         self.stdout_bytes = self.stderr_bytes = 0
         self.stderr_tail = b""
         self.record = b""
-        self.started = False
+        self.started = self.contained = False
         self.finished: _ChildRecord | None = None
         self.deadline = time.monotonic() + config.startup_timeout_s
 
@@ -336,6 +347,8 @@ class _Watch:
             if record.event == "started" and not self.started:
                 self.started = True
                 self.deadline = time.monotonic() + self.timeout
+                self.contained = record.protections.get("pid_namespace") == "on"
+                _report_refusals(record.protections)
             elif record.event == "finished" and self.started:
                 # The child flushed its output before writing this: count all of it against the cap.
                 for out_fd in (self.stdout_fd, self.stderr_fd):
@@ -371,6 +384,17 @@ class _Watch:
     def _stderr(self) -> str:
         tail = " ".join(self.stderr_tail.decode("utf-8", "replace").split())[-_TAIL_CHARS:]
         return f"; stderr: {tail}" if tail else ""
+
+
+_reported: set[str] = set()
+
+
+def _report_refusals(protections: dict[str, str]) -> None:
+    """Log, once per process and protection, what the kernel refused to a candidate."""
+    for name, state in protections.items():
+        if state.startswith("refused") and name not in _reported:
+            _reported.add(name)
+            log.warning("candidates run without %s: the kernel %s (see the README's security section)", name, state)
 
 
 def _describe_status(status: int) -> str:

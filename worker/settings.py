@@ -12,6 +12,7 @@ import sys
 import tempfile
 from functools import lru_cache
 from pathlib import Path
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -26,6 +27,7 @@ DENIED_MODULES: frozenset[str] = frozenset(
         "requests",
         "urllib",
         "ctypes",
+        "_ctypes",
         "shutil",
         "http.client",
         "asyncio.subprocess",
@@ -57,6 +59,12 @@ class RunnerConfig(BaseModel):
     stderr_bytes: int = Field(1 << 20, gt=0, description="stderr a candidate may write before it is killed.")
     startup_timeout_s: float = Field(
         30.0, gt=0, description="How long the interpreter may take to start before the run is an infra_error."
+    )
+    pid_namespace: Literal["auto", "require", "off"] = Field(
+        "auto",
+        description="Run each candidate in a PID namespace of its own, so that nothing it starts outlives it: "
+        "where the kernel allows (auto; a refusal is logged), always (require: a refusal is an infra_error), "
+        "or never (off).",
     )
 
     @property
