@@ -16,6 +16,7 @@ from redis.backoff import NoBackoff
 from redis.retry import Retry
 
 from producer.inputs import InputError
+from producer.lifetime import dies_with_parent
 from producer.server import EmbeddedServer
 from worker import keys
 from worker.settings import Settings, get_settings
@@ -50,6 +51,10 @@ class LocalWorkers:
                 stdout=log,
                 stderr=log,
                 start_new_session=True,  # Ctrl-C reaches the producer; it stops the workers in order
+                # If the producer dies without stopping them, they die as if their host had: their
+                # unacknowledged jobs go to the next worker, and Celery's pool processes and the
+                # candidates follow their parents down (parent-death signal, lifeline).
+                preexec_fn=dies_with_parent(signal.SIGKILL),
             )
         return self
 

@@ -18,6 +18,7 @@ import redis
 from producer.backend import WORKER_FLAGS, backend
 from producer.display import print_report, stderr, wait_for
 from producer.inputs import InputError
+from producer.lifetime import Stopped, stop_on_sigterm
 from producer.persample import write_per_sample
 from producer.problems import CANONICAL, MBPP_SPLITS, load_problems, write_canonical_samples
 from producer.report import build_report, progress
@@ -102,6 +103,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    stop_on_sigterm()
     args = build_parser().parse_args(argv)
     for flag, variable in (("redis_url", "CODEEXEC_REDIS_URL"), ("data_dir", "CODEEXEC_DATA_DIR")):
         if getattr(args, flag, None):
@@ -115,6 +117,9 @@ def main(argv: list[str] | None = None) -> int:
     except redis.RedisError as exc:
         print(f"codeexec: error: Redis: {exc}", file=sys.stderr)
         return 3
+    except Stopped as stop:
+        print(f"codeexec: stopped by {stop}", file=sys.stderr)
+        return 128 + stop.signum
     except KeyboardInterrupt:
         print("codeexec: interrupted", file=sys.stderr)
         return 130
@@ -255,7 +260,7 @@ def cmd_server(args: argparse.Namespace) -> int:
     print(f"serving {server.url} (data in {server.data_dir}); Ctrl-C stops it", flush=True)
     try:
         server.wait()
-    except KeyboardInterrupt:
+    finally:
         server.stop()
     return 0
 

@@ -7,17 +7,21 @@ results), and refuses to evict anything (an evicted job or result is lost data).
 
 from __future__ import annotations
 
+import fcntl
 import os
 import shutil
+import signal
 import subprocess
 import time
 from pathlib import Path
+from typing import IO
 
 import redis
 from redis.backoff import NoBackoff
 from redis.retry import Retry
 
 from producer.inputs import InputError
+from producer.lifetime import dies_with_parent
 from worker.settings import embedded_socket
 
 _START_TIMEOUT_S = 30.0
@@ -78,21 +82,26 @@ class EmbeddedServer:
 
     def start(self) -> str:
         """Start it unless it is serving already; returns its URL."""
-        if self.running():
+        lock = self._claim()
+        if lock is None:
             return self.url
-        self.data_dir.mkdir(parents=True, exist_ok=True)
-        conf = self.data_dir / "valkey.conf"
-        conf.write_text(self.config())
-        self.socket.unlink(missing_ok=True)
-        # A session of its own: Ctrl-C in the terminal must not kill it before it saves.
-        self.process = subprocess.Popen(
-            [server_binary(), str(conf)],
-            cwd=self.data_dir,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE,
-            start_new_session=True,
-        )
+        with lock:
+            conf = self.data_dir / "valkey.conf"
+            conf.write_text(self.config())
+            self.socket.unlink(missing_ok=True)
+            # A session of its own: Ctrl-C in the terminal must not kill it before it saves. It gets
+            # SIGTERM (it saves, then exits) if this process dies without stopping it. It inherits the
+            # lock, and holds it until it has exited.
+            self.process = subprocess.Popen(
+                [server_binary(), str(conf)],
+                cwd=self.data_dir,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.PIPE,
+                start_new_session=True,
+                pass_fds=(lock.fileno(),),
+                preexec_fn=dies_with_parent(signal.SIGTERM),
+            )
         deadline = time.monotonic() + _START_TIMEOUT_S
         while not self.running():
             if self.process.poll() is not None:
@@ -105,6 +114,31 @@ class EmbeddedServer:
                 raise InputError(f"the private Valkey server did not answer within {_START_TIMEOUT_S:g} s")
             time.sleep(0.02)
         return self.url
+
+    def _claim(self) -> IO[bytes] | None:
+        """The data directory's lock, to start a server; None to join the one serving it.
+
+        Whoever starts a server hands it the lock, so the lock is held exactly while a server lives
+        there: one that is still starting (wait until it answers) or going away (wait until it is gone,
+        rather than join it or start a second one on the same files).
+        """
+        self.data_dir.mkdir(parents=True, exist_ok=True)
+        lock = (self.data_dir / "valkey.lock").open("ab")
+        deadline = time.monotonic() + _START_TIMEOUT_S
+        while True:
+            try:
+                fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                if not self.running():  # nor one that an older codeexec started without the lock
+                    return lock
+            except BlockingIOError:
+                pass
+            if self.running():
+                lock.close()
+                return None
+            if time.monotonic() > deadline:
+                lock.close()
+                raise InputError(f"{self.data_dir} is locked by a Valkey server that neither answers nor ends")
+            time.sleep(0.02)
 
     def stop(self) -> None:
         """Shut down the server if this object started it (it writes its append-only file first)."""
