@@ -185,7 +185,10 @@ def die_with_host(lifeline_fd: int) -> None:
 # init, the keeper or the host, therefore finds the namespace empty (worker/proctree.py).
 #
 # The candidate is not PID 1 itself: PID 1 ignores every signal it has no handler for, so
-# os.kill(os.getpid(), SIGKILL) would not end it, and every orphan would become its zombie.
+# os.kill(os.getpid(), SIGKILL) would not end it, and every orphan would become its zombie. Nor is it
+# the keeper's child: a process of the namespace whose parent is outside it is re-parented out of
+# it (to the host, a subreaper) when that parent dies, and the init's exit then waits for the host
+# to reap it while the host waits for the init.
 
 CLONE_NEWUSER, CLONE_NEWPID = 0x10000000, 0x20000000
 
