@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import sys
 import time
@@ -43,6 +44,26 @@ def parse_k(text: str) -> list[int]:
     return sorted(set(ks))
 
 
+def parse_timeout(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"--timeout {text!r}: expected seconds, like 3 or 0.5") from None
+    if not math.isfinite(value) or value <= 0:
+        raise argparse.ArgumentTypeError(f"--timeout {text!r}: expected a positive, finite number of seconds")
+    return value
+
+
+def parse_hash_seed(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if not 0 <= value <= 4294967295:
+        raise argparse.ArgumentTypeError(f"--hash-seed {text!r}: expected a whole number from 0 to 4294967295")
+    return value
+
+
 def build_parser() -> argparse.ArgumentParser:
     shared = argparse.ArgumentParser(add_help=False)
     shared.add_argument("--redis-url", help="shared Redis/Valkey (env CODEEXEC_REDIS_URL); default: private Valkey")
@@ -55,7 +76,16 @@ def build_parser() -> argparse.ArgumentParser:
     )
     inputs.add_argument("--run", help="name of the run (default: from the samples file name and the time)")
     inputs.add_argument("--k", type=parse_k, default=parse_k(DEFAULT_K), help=f"pass@k to report (default {DEFAULT_K})")
-    inputs.add_argument("--timeout", type=float, help="seconds per candidate, clamped to [0.1, 30] (default 3)")
+    inputs.add_argument(
+        "--timeout",
+        type=parse_timeout,
+        help="seconds per candidate, clamped to [0.1, 30] (default 3); time it could run: load does not count",
+    )
+    inputs.add_argument(
+        "--hash-seed",
+        type=parse_hash_seed,
+        help="PYTHONHASHSEED of every candidate (default 0, or CODEEXEC_HASH_SEED): the same verdicts every run",
+    )
     inputs.add_argument("--skip-unknown", action="store_true", help="leave out samples whose task_id is unknown")
     inputs.add_argument(
         "--split", default="all", choices=list(MBPP_SPLITS), help="MBPP split (test: task ids 11-510; default all)"
@@ -149,6 +179,7 @@ def _prepare(args: argparse.Namespace) -> tuple[dict[str, Problem], SampleSet, R
         args.split,
         args.mbpp_challenge,
         args.treat_as,
+        hash_seed=args.hash_seed if args.hash_seed is not None else settings.hash_seed,
         batch_size=settings.batch_size,
         max_attempts=settings.max_attempts,
     )

@@ -84,4 +84,5 @@ def _fields(stored: StoredResult | None) -> dict[str, object]:
         "assertions": stored.assertions,
         "detail": stored.detail,
         "duration_s": stored.duration_s,
+        "charged_s": stored.charged_s,
     }

@@ -48,7 +48,8 @@ def build_report(client: redis.Redis, run: str, ks: Sequence[int]) -> RunReport:
     pipe = client.pipeline(transaction=False)
     for key in (keys.expected(run), keys.n(run), keys.c(run), keys.stats(run)):
         pipe.hgetall(key)
-    expected, n, c, stats = pipe.execute()
+    pipe.smembers(keys.notes(run))
+    expected, n, c, stats, worker_notes = pipe.execute()
 
     tasks: dict[str, TaskReport] = {}
     for task_id in sorted(expected, key=_natural):
@@ -80,6 +81,7 @@ def build_report(client: redis.Redis, run: str, ks: Sequence[int]) -> RunReport:
         )
     if done < meta.n_samples:
         notes.append(f"incomplete: {done} of {meta.n_samples} samples have a result")
+    notes.extend(sorted(worker_notes))
     return RunReport(
         run=run,
         complete=done >= meta.n_samples,

@@ -40,6 +40,7 @@ def new_meta(
     split: str = "all",
     challenge: bool = False,
     treat_as: SampleKind | None = None,
+    hash_seed: int = 0,
     **settings: object,
 ) -> RunMeta:
     """The record of a run about to be submitted. `problems`: a problem set's name or a file path."""
@@ -55,6 +56,7 @@ def new_meta(
         n_samples=len(samples.lines),
         n_tasks=len(samples.per_task),
         timeout_s=timeout_s,
+        hash_seed=hash_seed,
         k=k,
         settings=settings,
     )

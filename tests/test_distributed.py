@@ -284,6 +284,55 @@ def test_bad_samples_give_a_clear_error_and_leave_redis_unchanged(
     assert sorted(client.keys("*")) == before
 
 
+def test_bad_timeout_or_hash_seed_is_a_clear_error(env: dict[str, str], tmp_path: Path, client: redis.Redis) -> None:
+    suite = make_suite(tmp_path, tasks=2, per_task=1)
+    inputs = ("--problems", str(suite.problems), "--samples", str(suite.samples))
+    for flag, bad in (
+        ("--timeout", "nan"),
+        ("--timeout", "inf"),
+        ("--timeout", "-1"),
+        ("--timeout", "three"),
+        ("--hash-seed", "-1"),
+        ("--hash-seed", "x"),
+        ("--hash-seed", str(2**32)),
+    ):
+        out = codeexec(env, "submit", *inputs, flag, bad)
+        assert out.returncode == 2, (flag, bad)
+        assert f"{flag} {bad!r}: expected" in out.stderr and "Traceback" not in out.stderr
+    assert client.keys("*") == []
+
+
+def test_the_hash_seed_is_the_runs_and_can_be_set(
+    env: dict[str, str], tmp_path: Path, start_worker: Callable[..., Worker], client: redis.Redis
+) -> None:
+    # Which order a set of strings comes out in depends on the hash seed; every candidate of a run sees the same.
+    fruits = "str(list({'apple', 'banana', 'cherry', 'damson', 'elder'}))"
+
+    def order(seed: int) -> str:
+        child = {**os.environ, "PYTHONHASHSEED": str(seed)}
+        return subprocess.run(
+            [sys.executable, "-c", f"print({fruits})"], env=child, capture_output=True, text=True
+        ).stdout
+
+    assert order(0) != order(7)  # the check below can fail
+    problems = write_jsonl(
+        tmp_path / "p.jsonl", [{"task_id": "t", "assertions": [f"assert f() == {order(0).strip()!r}"]}]
+    )
+    samples = write_jsonl(
+        tmp_path / "s.jsonl", [{"task_id": "t", "completion": f"def f():\n    return {fruits}\n"}] * 6
+    )
+    start_worker("w1", concurrency=2)
+    for run, extra in (("default", ()), ("again", ()), ("seven", ("--hash-seed", "7"))):
+        out = codeexec(env, "submit", "--problems", str(problems), "--samples", str(samples), "--run", run, *extra)
+        assert out.returncode == 0, out.stderr
+        assert codeexec(env, "status", run, "--wait").returncode == 0
+    assert report(env, "default")["tasks"]["t"]["c"] == 6
+    assert report(env, "again")["tasks"]["t"]["c"] == 6
+    assert report(env, "seven")["tasks"]["t"]["c"] == 0
+    seeds = {run: json.loads(client.get(keys.meta(run)))["hash_seed"] for run in ("default", "seven")}
+    assert seeds == {"default": 0, "seven": 7}
+
+
 def test_bad_k_and_duplicate_run_name_leave_redis_unchanged(
     env: dict[str, str], tmp_path: Path, client: redis.Redis
 ) -> None:

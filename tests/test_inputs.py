@@ -162,6 +162,28 @@ def test_problem_file_errors_name_file_line_and_the_shapes_expected(tmp_path: Pa
         ("p.json", b"[1]", "element 1: expected a JSON object"),
         ("p.json", b"[]", "p.json: no problems in the file"),
         ("p.jsonl", b"\n", "p.jsonl: empty file"),
+        # Time limits: a finite number of seconds, nothing else.
+        (
+            "p.jsonl",
+            b'{"task_id": "a", "assertions": ["assert 1"]}\n{"task_id": "b", "assertions": ["assert 1"], '
+            b'"timeout_s": NaN}\n',
+            "p.jsonl:2: timeout_s: Input should be a finite number",
+        ),
+        (
+            "p.jsonl",
+            b'{"task_id": "a", "assertions": ["assert 1"], "timeout_s": "3"}\n',
+            "p.jsonl:1: timeout_s: Input should be a valid number",
+        ),
+        (
+            "p.jsonl",
+            b'{"task_id": "a", "assertions": ["assert 1"], "timeout_s": Infinity}\n',
+            "p.jsonl:1: timeout_s: Input should be a finite number",
+        ),
+        (
+            "p.jsonl",
+            b'{"task_id": "a", "assertions": ["assert 1"], "timeout_s": 0}\n',
+            "p.jsonl:1: timeout_s: Input should be greater than 0",
+        ),
     ]
     for name, content, message in cases:
         path = tmp_path / name

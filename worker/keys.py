@@ -13,6 +13,7 @@ slot and the result write can touch all of them in one Lua script.
     codeexec:{run}:n                    hash   task_id -> samples with a result that counts (not infra_error)
     codeexec:{run}:c                    hash   task_id -> samples that passed
     codeexec:{run}:stats                hash   "done" -> results recorded; "outcome:<exit code>" -> count
+    codeexec:{run}:notes                set    what workers found worth saying about the run (a wall-clock limit)
 
 The Celery broker's own keys (the queue list named QUEUE, kombu's "unacked" hash and
 "unacked_index" zset) are kombu's.
@@ -68,3 +69,7 @@ def stats(run: str) -> str:
 
 def outcome_field(exit_code: str) -> str:
     return f"outcome:{exit_code}"
+
+
+def notes(run: str) -> str:
+    return f"{_run(run)}:notes"

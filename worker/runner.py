@@ -32,6 +32,7 @@ from pydantic import BaseModel, ValidationError
 from worker.proctree import CandidateTree
 from worker.result import AssertionOutcome, Outcome, RunResult
 from worker.settings import MAX_TIMEOUT_S, MIN_TIMEOUT_S, RunnerConfig, runner_config
+from worker.timelimit import Limit
 
 __all__ = [
     "AssertionOutcome",
@@ -141,6 +142,8 @@ class _Ending:
     detail: str
     assertions: list[AssertionOutcome] = field(default_factory=list)
     message: str | None = None
+    charged_s: float = 0.0
+    wall_clock_only: bool = False
 
     def result(self, total: int, duration_s: float) -> RunResult:
         passed = sum(a.passed for a in self.assertions)
@@ -157,6 +160,8 @@ class _Ending:
             detail=self.detail,
             message=self.message,
             duration_s=duration_s,
+            charged_s=self.charged_s,
+            wall_clock_only=self.wall_clock_only,
             assertions=self.assertions,
         )
 
@@ -166,6 +171,9 @@ class _ChildRecord(BaseModel):
 
     nonce: str
     event: Literal["started", "finished"]
+    clock: int = 0
+    waited: int | None = None
+    pid: int | None = None
     outcome: Literal["pass", "assertion_fail", "syntax_error", "error"] | None = None
     detail: str = ""
     message: str | None = None
@@ -182,7 +190,8 @@ def _script_head() -> str:
     candidate about a millisecond.
     """
     here = str(Path(__file__).parent)
-    return f"import sys\nsys.path.insert(0, {here!r})\nfrom child import main\ndel sys.path[0]\n"
+    # sys.path[0] is the script's directory, the candidate's: it never stays on sys.path (as under -I).
+    return f"import sys\nsys.path[0] = {here!r}\nfrom child import main\ndel sys.path[0]\n"
 
 
 def _run_in(workdir: str, code: str, assertions: list[str], timeout: float, config: RunnerConfig) -> _Ending:
@@ -201,9 +210,12 @@ def _run_in(workdir: str, code: str, assertions: list[str], timeout: float, conf
             out.write(_script_head() + call)
         try:
             proc = subprocess.Popen(
-                [config.interpreter, "-I", *config.interpreter_flags, script],
+                # What -I gives, but for PYTHONHASHSEED: -s (no user site-packages), an environment of our
+                # own making with no other PYTHON* variable, no script directory on sys.path (the head).
+                [config.interpreter, "-s", *config.interpreter_flags, script],
                 cwd=workdir,
                 env={
+                    "PYTHONHASHSEED": str(config.hash_seed),
                     "PATH": "/usr/local/bin:/usr/bin:/bin",
                     "HOME": workdir,
                     "TMPDIR": workdir,
@@ -274,8 +286,8 @@ class _Watch:
         self.stdout_bytes = self.stderr_bytes = 0
         self.stderr_tail = b""
         self.record = b""
-        self.started = self.contained = False
-        self.finished: _ChildRecord | None = None
+        self.contained = False
+        self.limit: Limit | None = None  # set once the child has started
         self.deadline = time.monotonic() + config.startup_timeout_s
 
     def run(self) -> _Ending:
@@ -292,7 +304,16 @@ class _Watch:
             while True:
                 remaining = self.deadline - time.monotonic()
                 if remaining <= 0:
-                    return self._out_of_time()
+                    # Whatever arrived meanwhile first (on a busy machine this process is late too),
+                    # then whether the candidate is owed more time.
+                    ending = self._drain(poller)
+                    if ending:
+                        return ending
+                    later = self.limit.next_deadline(time.monotonic()) if self.limit else None
+                    if later is None:
+                        return self._out_of_time()
+                    self.deadline = later
+                    continue
                 wait_ms = remaining * 1000 if pidfd is not None else min(remaining * 1000, 50)
                 ready = {fd for fd, _ in poller.poll(wait_ms)}
                 for fd in [fd for fd in self.open_fds if fd in ready]:
@@ -344,42 +365,77 @@ class _Watch:
                 continue
             if record.nonce != self.nonce:
                 continue
-            if record.event == "started" and not self.started:
-                self.started = True
-                self.deadline = time.monotonic() + self.timeout
-                self.contained = record.protections.get("pid_namespace") == "on"
-                _report_refusals(record.protections)
-            elif record.event == "finished" and self.started:
+            if record.event == "started" and self.limit is None:
+                self._started(record)
+            elif record.event == "finished" and self.limit is not None:
                 # The child flushed its output before writing this: count all of it against the cap.
                 for out_fd in (self.stdout_fd, self.stderr_fd):
                     ending = self._read(out_fd, poller, drain=True)
                     if ending:
                         return ending
-                return self._verdict(record)
+                return self._verdict(record, self.limit)
         return None
 
-    def _verdict(self, record: _ChildRecord) -> _Ending:
-        outcome = Outcome(record.outcome)
-        assertions = [AssertionOutcome(passed=passed, error=error) for passed, error in record.assertions]
-        return _Ending(outcome, record.detail, assertions, record.message)
+    def _started(self, record: _ChildRecord) -> None:
+        """The candidate's clock starts now."""
+        start, ceiling = record.clock / 1e9, self.timeout * self.config.wall_ceiling_factor
+        self.limit = Limit(self.timeout, ceiling, start, record.waited, record.pid)
+        self.deadline = start + self.timeout
+        self.contained = record.protections.get("pid_namespace") == "on"
+        for name, state in record.protections.items():
+            if state.startswith("refused"):
+                _warn_once(f"candidates run without {name}: the kernel {state} (see the README's security section)")
+        if self.limit.wall_clock_only:
+            _warn_once("the kernel gives no CPU-wait figure (/proc/<pid>/schedstat): time limits count wall time")
 
-    def _exited(self, poller: select.poll) -> _Ending:
+    def _drain(self, poller: select.poll) -> _Ending | None:
         for fd in list(self.open_fds):
             ending = self._read(fd, poller, drain=True)
             if ending:
-                return ending
+                return self._charge(ending)
+        return None
+
+    def _verdict(self, record: _ChildRecord, limit: Limit) -> _Ending:
+        charged = limit.charged(record.clock / 1e9, record.waited)
+        if charged > limit.timeout:  # it finished, but past its time: this process was late to look
+            return self._charge(_Ending(Outcome.TIMEOUT, f"timed out after {self.timeout:g} s"), charged)
+        outcome = Outcome(record.outcome)
+        assertions = [AssertionOutcome(passed=passed, error=error) for passed, error in record.assertions]
+        return self._charge(_Ending(outcome, record.detail, assertions, record.message), charged)
+
+    def _charge(self, ending: _Ending, charged: float | None = None) -> _Ending:
+        """Note on the ending the time the candidate was charged (by now, unless given)."""
+        if self.limit is not None:
+            ending.charged_s = self.limit.charged_now(time.monotonic()) if charged is None else charged
+            ending.wall_clock_only = self.limit.wall_clock_only
+        return ending
+
+    def _exited(self, poller: select.poll) -> _Ending:
+        ending = self._drain(poller)
+        if ending:
+            return ending
         how = _describe_status(self.proc.wait())
-        if not self.started:
+        if self.limit is None:
             return _Ending(Outcome.INFRA_ERROR, f"the runner script did not start: {how}{self._stderr()}")
-        return _Ending(Outcome.ERROR, f"the interpreter {how} before the runner finished{self._stderr()}")
+        return self._charge(_Ending(Outcome.ERROR, f"the interpreter {how} before the runner finished{self._stderr()}"))
 
     def _out_of_time(self) -> _Ending:
-        if not self.started:
+        limit = self.limit
+        if limit is None:
             return _Ending(
                 Outcome.INFRA_ERROR,
                 f"the interpreter did not start within {self.config.startup_timeout_s:g} s{self._stderr()}",
             )
-        return _Ending(Outcome.TIMEOUT, f"timed out after {self.timeout:g} s")
+        now = time.monotonic()
+        charged = limit.charged_now(now)
+        if charged < limit.timeout:  # the ceiling ended it, not the limit
+            detail = (
+                f"timed out: the wall-clock ceiling of {limit.ceiling:g} s ({self.config.wall_ceiling_factor:g} x the "
+                f"limit) ran out after it had run {charged:.2f} s of its {self.timeout:g} s (an overloaded machine)"
+            )
+        else:
+            detail = f"timed out after {self.timeout:g} s"
+        return self._charge(_Ending(Outcome.TIMEOUT, detail), charged)
 
     def _stderr(self) -> str:
         tail = " ".join(self.stderr_tail.decode("utf-8", "replace").split())[-_TAIL_CHARS:]
@@ -389,12 +445,11 @@ class _Watch:
 _reported: set[str] = set()
 
 
-def _report_refusals(protections: dict[str, str]) -> None:
-    """Log, once per process and protection, what the kernel refused to a candidate."""
-    for name, state in protections.items():
-        if state.startswith("refused") and name not in _reported:
-            _reported.add(name)
-            log.warning("candidates run without %s: the kernel %s (see the README's security section)", name, state)
+def _warn_once(message: str) -> None:
+    """Log what the kernel refused the runner, once per process."""
+    if message not in _reported:
+        _reported.add(message)
+        log.warning("%s", message)
 
 
 def _describe_status(status: int) -> str:

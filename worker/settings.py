@@ -48,8 +48,8 @@ class RunnerConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    interpreter: str = Field(sys.executable, description="Python that runs candidates (always with -I).")
-    interpreter_flags: list[str] = Field(default_factory=list, description="Extra flags after -I.")
+    interpreter: str = Field(sys.executable, description="Python that runs candidates (always with -s).")
+    interpreter_flags: list[str] = Field(default_factory=list, description="Extra flags after -s.")
     deny_extra: list[str] = Field(default_factory=list, description="Modules denied on top of DENIED_MODULES.")
     memory_bytes: int | None = Field(4 << 30, gt=0, description="RLIMIT_AS of a candidate; None: no limit.")
     file_size_bytes: int | None = Field(64 << 20, ge=0, description="RLIMIT_FSIZE: largest file it writes.")
@@ -59,6 +59,15 @@ class RunnerConfig(BaseModel):
     stderr_bytes: int = Field(1 << 20, gt=0, description="stderr a candidate may write before it is killed.")
     startup_timeout_s: float = Field(
         30.0, gt=0, description="How long the interpreter may take to start before the run is an infra_error."
+    )
+    wall_ceiling_factor: float = Field(
+        10.0,
+        ge=1.0,
+        description="A candidate is stopped after this many times its limit in wall-clock time, however little "
+        "of it it could run (a wedged machine); the limit itself counts time it could have run (worker/timelimit.py).",
+    )
+    hash_seed: int = Field(
+        0, ge=0, le=4294967295, description="PYTHONHASHSEED of every candidate: the same verdicts run after run."
     )
     pid_namespace: Literal["auto", "require", "off"] = Field(
         "auto",
@@ -75,7 +84,9 @@ class RunnerConfig(BaseModel):
 class Settings(BaseSettings, RunnerConfig):
     model_config = SettingsConfigDict(env_prefix="CODEEXEC_", extra="ignore", frozen=True)
 
-    timeout_s: float = Field(3.0, description="Default per-candidate wall-clock limit, clamped to [0.1, 30].")
+    timeout_s: float = Field(
+        3.0, description="Default per-candidate time limit, clamped to [0.1, 30] (time it could run: timelimit.py)."
+    )
 
     # -- the distributed path ------------------------------------------------------------------
     redis_url: str | None = Field(None, description="Shared Redis/Valkey; unset: the private Valkey in data_dir.")
@@ -95,10 +106,11 @@ class Settings(BaseSettings, RunnerConfig):
 
     @property
     def effective_visibility_timeout_s(self) -> float:
-        """Longer than the longest job can run: a full batch of candidates that all start slowly and time out."""
+        """Longer than the longest job can run: a full batch of candidates that all start slowly and run up to
+        the wall-clock ceiling."""
         if self.visibility_timeout_s is not None:
             return self.visibility_timeout_s
-        return self.batch_size * (MAX_TIMEOUT_S + self.startup_timeout_s) + 60
+        return self.batch_size * (MAX_TIMEOUT_S * self.wall_ceiling_factor + self.startup_timeout_s) + 60
 
 
 def embedded_socket(data_dir: Path) -> Path:

