@@ -42,8 +42,10 @@ class Limit:
     def charged(self, now: float, waited: int | None) -> float:
         """Seconds charged at monotonic time `now`, when the main thread had waited `waited` ns."""
         if waited is None or self.waited is None:
-            return now - self.start
-        return now - self.start - max(0, waited - self.waited) / 1e9
+            return max(0.0, now - self.start)
+        # Never below zero: a wait is added to the figure only when it ends, so one under way when the
+        # first figure was read may be counted in the second but not in the time between them.
+        return max(0.0, now - self.start - max(0, waited - self.waited) / 1e9)
 
     def charged_now(self, now: float) -> float:
         return self.charged(now, self._waited_now())
