@@ -84,7 +84,7 @@ def codeexec(client: redis.Redis, problems_spec: str, samples: Path, run: str, s
         time.sleep(0.2)
     seconds = time.monotonic() - began
     lines = [json.loads(line) for line in samples.read_text().splitlines()]
-    results = [row.stored for row in with_results(client, run, enumerate(lines, start=1))]
+    results = [row.result for row in with_results(client, run, enumerate(lines, start=1))]
     return Arm([r is not None and r.exit_code == "pass" for r in results], results, seconds)
 
 
