@@ -17,7 +17,7 @@ from pathlib import Path
 import redis
 
 from producer.backend import WORKER_FLAGS, backend
-from producer.display import print_report, stderr, wait_for
+from producer.display import print_report, print_status, print_workers, stderr, wait_for
 from producer.inputs import InputError
 from producer.lifetime import Stopped, stop_on_sigterm
 from producer.persample import write_per_sample
@@ -26,7 +26,7 @@ from producer.report import build_report, progress
 from producer.samples import SampleSet, read_samples
 from producer.server import EmbeddedServer
 from producer.submit import check_run_name, load_meta, new_meta, new_run_id, resume, submit
-from worker import keys
+from worker import keys, leases
 from worker.models import Problem, RunMeta, SampleKind
 from worker.runner import clamp_timeout
 from worker.settings import get_settings
@@ -120,6 +120,9 @@ def build_parser() -> argparse.ArgumentParser:
     report.add_argument("--k", type=parse_k, help="pass@k to report (default: the run's)")
     report.add_argument("--samples", type=Path, help="the run's samples file, if it has moved (for --per-sample)")
     sub.add_parser("runs", parents=[shared], help="list runs").add_argument("--json", action="store_true")
+    sub.add_parser("workers", parents=[shared], help="workers seen in the last hour").add_argument(
+        "--json", action="store_true"
+    )
     resume = sub.add_parser("resume", parents=[shared, workers], help="enqueue again the samples with no result")
     resume.add_argument("run")
     resume.add_argument("--samples", type=Path, help="the run's samples file, if it has moved")
@@ -210,10 +213,22 @@ def cmd_submit(args: argparse.Namespace) -> int:
 
 def cmd_status(args: argparse.Namespace) -> int:
     with backend(get_settings(), args.workers, run_jobs=args.wait) as client:
+        load_meta(client, args.run)  # a clear error for a run that does not exist
         if args.wait:
             wait_for(client, args.run)
-        done, total = progress(client, args.run)
-    print(f"{args.run}: {done} / {total} samples done" + (" (complete)" if done >= total else ""))
+        print_status(client, args.run)
+    return 0
+
+
+def cmd_workers(args: argparse.Namespace) -> int:
+    with backend(get_settings()) as client:
+        listed = leases.workers(client)
+        if args.json:
+            print(json.dumps([worker.model_dump() for worker in listed]))
+        elif listed:
+            print_workers(client, listed)
+        else:
+            print("no worker has been seen in the last hour")
     return 0
 
 
@@ -313,6 +328,7 @@ COMMANDS = {
     "status": cmd_status,
     "report": cmd_report,
     "runs": cmd_runs,
+    "workers": cmd_workers,
     "resume": cmd_resume,
     "worker": cmd_worker,
     "server": cmd_server,

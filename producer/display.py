@@ -12,6 +12,7 @@ from rich.table import Table
 from producer.report import RunReport, progress
 from producer.submit import enqueue, load_meta, pending_samples
 from worker import keys
+from worker.leases import Worker, in_flight, workers
 from worker.settings import get_settings
 
 stderr = Console(stderr=True)
@@ -19,6 +20,44 @@ stdout = Console()
 
 _POLL_S = 0.5
 _STALL_S = 30.0  # no progress and no job anywhere for this long: jobs were lost, send them again
+_ALONE_S = 5.0  # no progress and no live worker for this long: say so
+NO_WORKER = (
+    "no live worker is taking this run's samples: start one where it reaches this Redis (codeexec worker), "
+    "or on the private Valkey, codeexec status RUN --wait"
+)
+
+
+def live_workers(client: redis.Redis) -> list[Worker]:
+    return [worker for worker in workers(client) if worker.alive]
+
+
+def print_status(client: redis.Redis, run: str) -> None:
+    """Where the run's samples are: done, in flight (held by workers), waiting; and the live workers."""
+    done, total = progress(client, run)
+    flying = min(in_flight(client, run), total - done)
+    stdout.print(
+        f"{run}: {done} / {total} samples done"
+        + (" (complete)" if done >= total else "")
+        + f"; {flying} in flight, {total - done - flying} waiting",
+        soft_wrap=True,
+    )
+    live = live_workers(client)
+    if done < total and not live:
+        stdout.print(f"[yellow]{NO_WORKER}", soft_wrap=True)
+    if live:
+        print_workers(client, live)
+
+
+def print_workers(client: redis.Redis, listed: list[Worker]) -> None:
+    now = float(client.time()[0])
+    table = Table(title="workers", title_justify="left")
+    for column in ("host", "pid", "state", "run", "samples in hand", "last heartbeat"):
+        table.add_column(column)
+    for worker in listed:
+        state = "alive" if worker.alive else "gone"
+        ago = f"{now - worker.last:.0f} s ago"
+        table.add_row(worker.host, str(worker.pid), state, worker.run or "-", str(worker.samples), ago)
+    stdout.print(table)
 
 
 def wait_for(client: redis.Redis, run: str, show: bool = True) -> None:
@@ -42,6 +81,7 @@ def wait_for(client: redis.Redis, run: str, show: bool = True) -> None:
         task = bar.add_task(run, total=total, completed=done, rate="")
         started, start_done = time.monotonic(), done
         last_change, last_done = time.monotonic(), done
+        warned_alone = False
         while done < total:
             time.sleep(_POLL_S)
             done, total = progress(client, run)
@@ -50,6 +90,9 @@ def wait_for(client: redis.Redis, run: str, show: bool = True) -> None:
             bar.update(task, completed=done, rate=f"{rate:,.1f} samples/s")
             if done != last_done:
                 last_change, last_done = time.monotonic(), done
+            elif time.monotonic() - last_change > _ALONE_S and not warned_alone and not live_workers(client):
+                stderr.print(f"[yellow]{NO_WORKER}", soft_wrap=True)
+                warned_alone = True
             elif time.monotonic() - last_change > _STALL_S and _no_jobs_anywhere(client, run):
                 lost = pending_samples(client, run)
                 if lost:
@@ -61,7 +104,7 @@ def wait_for(client: redis.Redis, run: str, show: bool = True) -> None:
 def _no_jobs_anywhere(client: redis.Redis, run: str) -> bool:
     if load_meta(client, run).status != "queued":
         return False  # its producer is still storing or sending
-    return client.llen(keys.QUEUE) == 0 and client.hlen("unacked") == 0
+    return client.llen(keys.QUEUE) == 0 and client.hlen(keys.UNACKED) == 0
 
 
 def print_report(report: RunReport, per_task: bool) -> None:

@@ -59,8 +59,6 @@ def env(server: EmbeddedServer, tmp_path: Path) -> dict[str, str]:
         **os.environ,
         "CODEEXEC_REDIS_URL": server.url,
         "CODEEXEC_DATA_DIR": str(tmp_path / "data"),
-        # Jobs of a worker killed whole come back after 6 s instead of the production default.
-        "CODEEXEC_VISIBILITY_TIMEOUT_S": "6",
         "PYTHONPATH": str(ROOT),
     }
 

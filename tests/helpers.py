@@ -13,6 +13,10 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+import redis
+
+from worker import keys
+
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared" / "data"
 # The newest Python released when this was written: every supported version up to it is expected
@@ -170,3 +174,44 @@ def wait_for_orphans() -> None:
         except ChildProcessError:
             return
         time.sleep(0.01)
+
+
+# ---- a run through the command line -------------------------------------------------------------------
+
+
+def report(env: dict[str, str], run: str, *extra: str) -> dict:
+    out = codeexec(env, "report", run, "--json", *extra)
+    assert out.returncode == 0, out.stderr
+    return json.loads(out.stdout)
+
+
+def submit(env: dict[str, str], suite: Suite, run: str, *extra: str) -> None:
+    out = codeexec(
+        env, "submit", "--problems", str(suite.problems), "--samples", str(suite.samples), "--run", run, *extra
+    )
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == run
+
+
+def wait_done(client: redis.Redis, run: str, at_least: int, timeout: float = 120) -> int:
+    deadline = time.monotonic() + timeout
+    while True:
+        done = int(client.hget(keys.stats(run), keys.DONE) or 0)
+        if done >= at_least:
+            return done
+        assert time.monotonic() < deadline, f"only {done} of {at_least} samples done"
+        time.sleep(0.05)
+
+
+def assert_exact(env: dict[str, str], run: str, suite: Suite) -> dict:
+    """Wait for the run through the CLI, then check every task's n and c and the run's totals."""
+    out = codeexec(env, "status", run, "--wait")
+    assert out.returncode == 0, out.stderr
+    document = report(env, run, "--k", "1,2")
+    assert {task: (t["n"], t["c"]) for task, t in document["tasks"].items()} == {
+        task: (suite.n[task], suite.c[task]) for task in suite.n
+    }
+    assert document["n_done"] == document["n_samples"] == suite.total
+    assert sum(document["outcomes"].values()) == suite.total
+    assert document["complete"] is True
+    return document

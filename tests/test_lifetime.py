@@ -32,7 +32,6 @@ def env(tmp_path: Path) -> dict[str, str]:
     env = {
         **os.environ,
         "CODEEXEC_DATA_DIR": str(tmp_path / "data"),
-        "CODEEXEC_VISIBILITY_TIMEOUT_S": "6",  # jobs of killed workers come back after 6 s
         "PYTHONPATH": str(ROOT),
     }
     env.pop("CODEEXEC_REDIS_URL", None)

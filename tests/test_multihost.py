@@ -44,7 +44,6 @@ def codeexec_env(net: Network) -> dict[str, str]:
         **os.environ,
         "CODEEXEC_REDIS_URL": f"redis://:{PASSWORD}@{net.address('redis')}:6379/0",
         # A dead host's jobs come back after 6 s instead of the production default.
-        "CODEEXEC_VISIBILITY_TIMEOUT_S": "6",
         "PYTHONPATH": str(ROOT),
     }
 

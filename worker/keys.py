@@ -15,7 +15,15 @@ slot and the result write can touch all of them in one Lua script.
     codeexec:{run}:stats                hash   "done" -> results recorded; "outcome:<exit code>" -> count
     codeexec:{run}:notes                set    what workers found worth saying about the run (a wall-clock limit)
 
-The Celery broker's own keys (the queue list named QUEUE, kombu's "unacked" hash and
+The workers and the jobs they hold (worker/leases.py) share the hash tag {workers}, so that a
+heartbeat touches them all in one script:
+
+    codeexec:{workers}:all              zset   worker id -> its last heartbeat (Redis server time)
+    codeexec:{workers}:worker:{id}      hash   Worker as fields: host, pid, started, run, samples, last
+    codeexec:{workers}:leases           zset   lease id -> when it expires unless renewed
+    codeexec:{workers}:lease:{id}       string Lease as JSON: the job and the worker holding it
+
+The Celery broker's own keys (the queue list named QUEUE, kombu's UNACKED hash and
 "unacked_index" zset) are kombu's.
 """
 
@@ -25,6 +33,10 @@ PREFIX = "codeexec"
 QUEUE = "codeexec"  # the Celery queue jobs go to
 RUNS = f"{PREFIX}:runs"
 DONE = "done"  # field of the stats hash
+UNACKED = "unacked"  # kombu's: delivery tag -> a message a worker has reserved and not acknowledged
+_WORKERS = f"{PREFIX}:{{workers}}"
+WORKERS = f"{_WORKERS}:all"
+LEASES = f"{_WORKERS}:leases"
 
 
 def _run(run: str) -> str:
@@ -73,3 +85,11 @@ def outcome_field(exit_code: str) -> str:
 
 def notes(run: str) -> str:
     return f"{_run(run)}:notes"
+
+
+def worker(worker_id: str) -> str:
+    return f"{_WORKERS}:worker:{worker_id}"
+
+
+def lease(lease_id: str) -> str:
+    return f"{_WORKERS}:lease:{lease_id}"

@@ -6,7 +6,10 @@ import logging
 import os
 import time
 
+from celery.signals import worker_process_init
+
 from worker.celery import app
+from worker.leases import Heart
 from worker.models import Job, StoredResult
 from worker.program import program_for
 from worker.result import Outcome, RunResult
@@ -16,6 +19,7 @@ from worker.store import WorkerStore, connect
 
 log = logging.getLogger(__name__)
 _stores: dict[int, WorkerStore] = {}
+_hearts: dict[int, Heart] = {}
 
 
 def store() -> WorkerStore:
@@ -27,11 +31,23 @@ def store() -> WorkerStore:
     return _stores[pid]
 
 
+@worker_process_init.connect
+def heart(**_: object) -> Heart:
+    """This process's heartbeat (worker/leases.py), beating from the moment the pool process starts."""
+    pid = os.getpid()
+    if pid not in _hearts:
+        _hearts.clear()
+        _hearts[pid] = Heart(store().client)
+        _hearts[pid].start()
+    return _hearts[pid]
+
+
 @app.task(name="codeexec.evaluate")
 def evaluate(job: dict[str, object]) -> None:
     parsed = Job.model_validate(job)
-    for task_id, index in parsed.samples:
-        evaluate_sample(store(), parsed.run, task_id, index)
+    with heart().holding(parsed):
+        for task_id, index in parsed.samples:
+            evaluate_sample(store(), parsed.run, task_id, index)
 
 
 def evaluate_sample(db: WorkerStore, run: str, task_id: str, index: int) -> None:

@@ -1,0 +1,218 @@
+"""Leases: a worker holds its jobs only while it is alive to say so, so that a dead host costs seconds.
+
+Celery gives a job back when the worker running it acknowledges or rejects it; if the pool process
+dies, Celery's main process rejects the job at once (task_reject_on_worker_lost). If the whole host
+dies, nothing is left to reject it, and kombu restores it only after its visibility timeout, which
+must exceed the longest job (hours, with the wall-clock ceiling). Leases make that seconds:
+
+- every worker process has a heartbeat thread; every HEARTBEAT_S it records that it is alive
+  (keys.WORKERS, keys.worker) and renews the lease of the job it is running (keys.LEASES,
+  keys.lease), in one script, on Redis's clock (hosts' clocks need not agree);
+- on the same beat it looks for leases LEASE_S past their renewal: their workers are dead, or frozen.
+  One script hands each such lease to exactly one looker and pushes its expiry on, so that if that
+  looker dies before it is done, another takes it over; the looker enqueues again, as a new job, the
+  samples of the job that still have no result, then deletes the lease;
+- the record script keeps the first result of a sample, so a job delivered twice (the new one, the
+  old one when kombu restores it, or the old worker's if it was only frozen and carries on) never
+  counts twice, and a sample delivered again counts one more attempt (a sample that takes its
+  host down every time is recorded as such after CODEEXEC_MAX_ATTEMPTS).
+
+The figures: a heartbeat every 2 s, a lease of 10 s. Five missed beats in a row mean a worker is
+gone, not merely slow (a loaded machine or a Redis restart delays a beat by far less; a candidate,
+however long it runs, runs in another process and never holds the beat up). A dead host's jobs are
+enqueued again within 10 + 2 s of its death, and run as soon as a worker is free.
+
+What it does not cover: a job reserved by a worker's main process that no pool process has started
+yet has no lease (with prefetch 1 that lasts milliseconds); it comes back with the visibility timeout.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import secrets
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import redis
+from pydantic import BaseModel
+
+from worker import keys
+from worker.models import Job
+
+log = logging.getLogger(__name__)
+
+HEARTBEAT_S = 2.0
+LEASE_S = 10.0
+_FORGET_WORKER_S = 3600.0  # how long a dead worker stays listed (as dead) before it is forgotten
+_REAP_AT_ONCE = 16
+
+# KEYS: WORKERS, worker hash, LEASES. ARGV: worker id, lease seconds, forget seconds, [lease id].
+# Returns the server's time.
+_BEAT = """
+local t = redis.call('TIME')
+local now = tonumber(t[1]) + tonumber(t[2]) / 1e6
+redis.call('ZADD', KEYS[1], now, ARGV[1])
+redis.call('HSET', KEYS[2], 'last', now)
+redis.call('EXPIRE', KEYS[2], math.ceil(tonumber(ARGV[3])))
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now - tonumber(ARGV[3]))
+if ARGV[4] then redis.call('ZADD', KEYS[3], 'XX', now + tonumber(ARGV[2]), ARGV[4]) end
+return tostring(now)
+"""
+
+# KEYS: LEASES. ARGV: lease seconds, most. Leases past their expiry, each pushed on by a lease so
+# that no other looker takes it meanwhile: [id, id, ...].
+_EXPIRED = """
+local t = redis.call('TIME')
+local now = tonumber(t[1]) + tonumber(t[2]) / 1e6
+local expired = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now, 'LIMIT', 0, tonumber(ARGV[2]))
+for _, id in ipairs(expired) do redis.call('ZADD', KEYS[1], now + tonumber(ARGV[1]), id) end
+return expired
+"""
+
+# KEYS: LEASES, lease. ARGV: lease id, lease seconds. Takes a lease out (its job starts).
+_HOLD = """
+local t = redis.call('TIME')
+local now = tonumber(t[1]) + tonumber(t[2]) / 1e6
+redis.call('SET', KEYS[2], ARGV[3])
+redis.call('ZADD', KEYS[1], now + tonumber(ARGV[2]), ARGV[1])
+"""
+
+
+class Lease(BaseModel):
+    """A job as a worker holds it."""
+
+    job: Job
+    worker: str
+    taken: float  # unix time (the worker's clock, for people)
+
+
+class Worker(BaseModel):
+    """What `codeexec status` shows of a worker process."""
+
+    id: str
+    host: str
+    pid: int
+    started: float
+    run: str = ""
+    samples: int = 0  # in the job in hand
+    last: float  # its last heartbeat, on Redis's clock
+    alive: bool
+
+
+class Heart:
+    """This process's heartbeat and the job it holds; one per worker process (see beating())."""
+
+    def __init__(self, client: redis.Redis) -> None:
+        self.client = client
+        self.id = f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(2)}"
+        self.lease: str | None = None
+        self._beat = client.register_script(_BEAT)
+        self._expired = client.register_script(_EXPIRED)
+        self._hold = client.register_script(_HOLD)
+        self._stopped = threading.Event()
+        client.hset(
+            keys.worker(self.id),
+            mapping={"host": socket.gethostname(), "pid": os.getpid(), "started": time.time(), "run": "", "samples": 0},
+        )
+        self.beat()
+
+    def beat(self) -> None:
+        args = [self.id, LEASE_S, _FORGET_WORKER_S] + ([self.lease] if self.lease else [])
+        self._beat(keys=[keys.WORKERS, keys.worker(self.id), keys.LEASES], args=args)
+
+    @contextmanager
+    def holding(self, job: Job) -> Iterator[None]:
+        """Hold a lease on the job while it runs."""
+        lease_id = secrets.token_hex(8)
+        lease = Lease(job=job, worker=self.id, taken=time.time())
+        self._hold(keys=[keys.LEASES, keys.lease(lease_id)], args=[lease_id, LEASE_S, lease.model_dump_json()])
+        self.client.hset(keys.worker(self.id), mapping={"run": job.run, "samples": len(job.samples)})
+        self.lease = lease_id
+        try:
+            yield
+        finally:
+            self.lease = None
+            pipe = self.client.pipeline(transaction=False)
+            pipe.zrem(keys.LEASES, lease_id)
+            pipe.delete(keys.lease(lease_id))
+            pipe.hset(keys.worker(self.id), mapping={"run": "", "samples": 0})
+            pipe.execute()
+
+    def take_over_expired(self) -> int:
+        """Enqueue again what the jobs of dead workers left undone; how many samples."""
+        from worker.tasks import evaluate  # the task module imports this one
+
+        again = 0
+        for lease_id in self._expired(keys=[keys.LEASES], args=[LEASE_S, _REAP_AT_ONCE]):
+            raw = self.client.get(keys.lease(lease_id))
+            undone = self._undone(Lease.model_validate_json(raw).job) if raw else None
+            if undone:
+                evaluate.apply_async((undone.model_dump(),))
+                count = len(undone.samples)
+                again += count
+                log.warning("a worker holding %d sample(s) of run %s is gone: sent again", count, undone.run)
+            pipe = self.client.pipeline(transaction=False)
+            pipe.zrem(keys.LEASES, lease_id)
+            pipe.delete(keys.lease(lease_id))
+            pipe.execute()
+        return again
+
+    def _undone(self, job: Job) -> Job | None:
+        """The samples of the job that still have no result, as a job; None if there are none."""
+        pipe = self.client.pipeline(transaction=False)
+        for task_id, index in job.samples:
+            pipe.hexists(keys.pending(job.run, task_id), str(index))
+        undone = [sample for sample, pending in zip(job.samples, pipe.execute(), strict=True) if pending]
+        return Job(run=job.run, samples=undone) if undone else None
+
+    def start(self) -> None:
+        threading.Thread(target=self._run, name="codeexec-heartbeat", daemon=True).start()
+
+    def stop(self) -> None:
+        self._stopped.set()
+
+    def _run(self) -> None:
+        while not self._stopped.wait(HEARTBEAT_S):
+            try:
+                self.beat()
+                self.take_over_expired()
+            except redis.RedisError as exc:  # Redis restarting: the next beat tries again
+                log.warning("heartbeat: %s", exc)
+
+
+def workers(client: redis.Redis) -> list[Worker]:
+    """Every worker seen within the last hour, live ones first."""
+    now = float(client.time()[0])
+    ids = client.zrange(keys.WORKERS, 0, -1, withscores=True)
+    pipe = client.pipeline(transaction=False)
+    for worker_id, _ in ids:
+        pipe.hgetall(keys.worker(worker_id))
+    found = []
+    for (worker_id, last), fields in zip(ids, pipe.execute(), strict=True):
+        if not fields:
+            continue
+        found.append(
+            Worker(
+                id=worker_id,
+                host=fields["host"],
+                pid=int(fields["pid"]),
+                started=float(fields["started"]),
+                run=fields.get("run", ""),
+                samples=int(fields.get("samples", 0)),
+                last=last,
+                alive=now - last < LEASE_S,
+            )
+        )
+    return sorted(found, key=lambda worker: (not worker.alive, worker.host, worker.pid))
+
+
+def in_flight(client: redis.Redis, run: str) -> int:
+    """Samples of the run in jobs that live workers hold."""
+    lease_ids = client.zrange(keys.LEASES, 0, -1)
+    raws = client.mget([keys.lease(lease_id) for lease_id in lease_ids]) if lease_ids else []
+    jobs = [Lease.model_validate_json(raw).job for raw in raws if raw]
+    return sum(len(job.samples) for job in jobs if job.run == run)
