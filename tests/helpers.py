@@ -39,8 +39,13 @@ def find_interpreter(minor: int) -> str | None:
     pyenv = Path(os.environ.get("PYENV_ROOT", Path.home() / ".pyenv")) / "versions"
     candidates = [shutil.which(name), *sorted(map(str, pyenv.glob(f"3.{minor}.*/bin/{name}")), reverse=True)]
     for candidate in candidates:
-        if candidate and subprocess.run([candidate, "-c", ""], capture_output=True).returncode == 0:
-            return candidate
+        if not candidate:
+            continue
+        # The interpreter's own path, not the name found: a pyenv shim is a shell script that runs it
+        # through `pyenv exec`, which adds PYENV_* variables to the candidate's environment.
+        found = subprocess.run([candidate, "-c", "import sys; print(sys.executable)"], capture_output=True, text=True)
+        if found.returncode == 0 and found.stdout.strip():
+            return found.stdout.strip()
     return None
 
 
