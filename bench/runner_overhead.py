@@ -1,9 +1,13 @@
-"""Runner overhead: a trivial candidate through score_code_exec against a bare `python -I -c pass`.
+"""Runner overhead: a trivial candidate through score_code_exec against the bare cost of its process.
 
-All arms are timed alternately in one run with the same interpreter, so machine noise hits them
-alike; the ratio of the medians is the figure (goal: at most 1.25). The runner is timed with its
-default settings (a PID namespace where the kernel allows it) and without the namespace, to show
-what that costs.
+- isolation "fresh" against a bare `python -I -c pass` (goal: at most 1.25x);
+- isolation "fork" against a bare fork of a process of the zygote's size: a helper interpreter started
+  like a zygote (worker/child.py loaded) that, for each byte it reads from a pipe, forks a child that
+  _exits at once, reaps it and answers (goal: at most 2x).
+
+Each runner arm is timed with its default settings (a PID namespace where the kernel allows it) and
+without the namespace, to show what that costs. All arms alternate in one run, so machine noise hits
+them alike; the figures are medians.
 
     python bench/runner_overhead.py [--rounds 200]
 """
@@ -11,16 +15,30 @@ what that costs.
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from worker.runner import score_code_exec
 from worker.settings import get_settings
+
+# A zygote's size without its work: worker/child.py loaded, then fork, _exit, reap, answer.
+FORKER = f"""import os, sys
+sys.path[0] = {str(Path(__file__).resolve().parents[1] / "worker")!r}
+import child
+while os.read(0, 1):
+    pid = os.fork()
+    if pid == 0:
+        os._exit(0)
+    os.waitpid(pid, 0)
+    os.write(1, b"x")
+"""
 
 
 def main() -> None:
@@ -31,21 +49,33 @@ def main() -> None:
     interpreter = get_settings().interpreter
     generation = "```python\ndef add(a, b):\n    return a + b\n```"
     assertions = ["assert add(1, 2) == 3"]
+    forker = subprocess.Popen([interpreter, "-s", "-c", FORKER], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    to_forker, from_forker = forker.stdin.fileno(), forker.stdout.fileno()  # type: ignore[union-attr]
 
-    def bare() -> None:
+    def bare_fork() -> None:
+        os.write(to_forker, b"g")
+        assert os.read(from_forker, 1) == b"x"
+
+    def bare_python() -> None:
         subprocess.run([interpreter, "-I", "-c", "pass"], check=True)
 
-    def runner() -> None:
-        result = score_code_exec(generation, assertions)
-        assert result.exit_code == "pass", result
+    def runner(isolation: str, pid_namespace: str = "auto") -> Callable[[], None]:
+        def call() -> None:
+            result = score_code_exec(generation, assertions, isolation=isolation, pid_namespace=pid_namespace)
+            assert result.exit_code == "pass", result
 
-    def runner_without_namespace() -> None:
-        result = score_code_exec(generation, assertions, pid_namespace="off")
-        assert result.exit_code == "pass", result
+        return call
 
-    arms = {"bare": bare, "runner": runner, "no namespace": runner_without_namespace}
+    arms = {
+        "bare fork": bare_fork,
+        "fork": runner("fork"),
+        "fork, no namespace": runner("fork", "off"),
+        "bare python": bare_python,
+        "fresh": runner("fresh"),
+        "fresh, no namespace": runner("fresh", "off"),
+    }
     timings: dict[str, list[float]] = {name: [] for name in arms}
-    for _ in range(10):  # warm the page cache and the host's imports
+    for _ in range(10):  # warm the page cache, the host's imports and the zygote
         for call in arms.values():
             call()
     for _ in range(args.rounds):
@@ -53,15 +83,19 @@ def main() -> None:
             began = time.perf_counter()
             call()
             timings[name].append(time.perf_counter() - began)
+    forker.stdin.close()  # type: ignore[union-attr]
+    forker.wait()
 
     ms = {name: statistics.median(values) * 1000 for name, values in timings.items()}
-    print(f"interpreter: {interpreter}")
-    print(f"rounds: {args.rounds} (interleaved)")
-    print(f"python -I -c pass:                  median {ms['bare']:.2f} ms")
-    print(f"score_code_exec:                    median {ms['runner']:.2f} ms")
-    print(f"score_code_exec, pid_namespace=off: median {ms['no namespace']:.2f} ms")
-    print(f"ratio: {ms['runner'] / ms['bare']:.2f}x (goal <= 1.25x)")
-    print(f"the namespace: {ms['runner'] / ms['no namespace']:.2f}x ({ms['runner'] - ms['no namespace']:+.2f} ms)")
+    print(f"interpreter: {interpreter}; rounds: {args.rounds} (interleaved); medians")
+    for name in arms:
+        print(f"  {name:<22} {ms[name]:7.2f} ms")
+    print(f"fork:  {ms['fork'] / ms['bare fork']:.2f}x a bare fork of its size (goal <= 2)")
+    print(f"fresh: {ms['fresh'] / ms['bare python']:.2f}x a bare python -I -c pass (goal <= 1.25)")
+    print(f"fork against fresh: {ms['fresh'] / ms['fork']:.2f}x faster per candidate")
+    for mode in ("fork", "fresh"):
+        cost = ms[mode] - ms[f"{mode}, no namespace"]
+        print(f"the PID namespace, {mode}: {ms[mode] / ms[f'{mode}, no namespace']:.2f}x ({cost:+.2f} ms)")
 
 
 if __name__ == "__main__":

@@ -86,6 +86,12 @@ def build_parser() -> argparse.ArgumentParser:
         type=parse_hash_seed,
         help="PYTHONHASHSEED of every candidate (default 0, or CODEEXEC_HASH_SEED): the same verdicts every run",
     )
+    inputs.add_argument(
+        "--isolation",
+        choices=["fork", "fresh"],
+        help="fork: each candidate forked from a warm interpreter; fresh: a new interpreter each "
+        "(default: CODEEXEC_ISOLATION, or the README's choice)",
+    )
     inputs.add_argument("--skip-unknown", action="store_true", help="leave out samples whose task_id is unknown")
     inputs.add_argument(
         "--split", default="all", choices=list(MBPP_SPLITS), help="MBPP split (test: task ids 11-510; default all)"
@@ -183,6 +189,7 @@ def _prepare(args: argparse.Namespace) -> tuple[dict[str, Problem], SampleSet, R
         args.mbpp_challenge,
         args.treat_as,
         hash_seed=args.hash_seed if args.hash_seed is not None else settings.hash_seed,
+        isolation=args.isolation or settings.isolation,
         batch_size=settings.batch_size,
         max_attempts=settings.max_attempts,
     )

@@ -122,6 +122,9 @@ def print_report(report: RunReport, per_task: bool) -> None:
     for outcome, count in report.outcomes.items():
         if count:
             table.add_row(f"  {outcome}", str(count))
+    table.add_row("time limit", f"{report.timeout_s:g} s")
+    table.add_row("hash seed", str(report.hash_seed))
+    table.add_row("isolation", report.isolation)
     stdout.print(table)
     for note in report.notes:
         stdout.print(f"[yellow]note:[/] {note}")

@@ -31,6 +31,9 @@ class RunReport(BaseModel):
     n_samples: int = Field(description="Samples submitted.")
     n_done: int = Field(description="Samples with a recorded result.")
     outcomes: dict[str, int]
+    timeout_s: float = Field(description="The run's time limit per candidate (time it could run).")
+    hash_seed: int
+    isolation: str = Field(description="How the candidates' processes started: fork or fresh.")
     left_out: dict[str, str] = Field(default_factory=dict, description="k -> why pass@k is not reported.")
     notes: list[str] = Field(default_factory=list)
     tasks: dict[str, TaskReport]
@@ -89,6 +92,9 @@ def build_report(client: redis.Redis, run: str, ks: Sequence[int]) -> RunReport:
         n_samples=meta.n_samples,
         n_done=done,
         outcomes=outcomes,
+        timeout_s=meta.timeout_s,
+        hash_seed=meta.hash_seed,
+        isolation=meta.isolation,
         left_out=left_out,
         notes=notes,
         tasks=tasks,

@@ -7,6 +7,7 @@ import secrets
 import time
 from collections.abc import Iterable, Sequence
 from pathlib import Path
+from typing import Literal
 
 import redis
 
@@ -41,6 +42,7 @@ def new_meta(
     challenge: bool = False,
     treat_as: SampleKind | None = None,
     hash_seed: int = 0,
+    isolation: Literal["fork", "fresh"] | None = None,
     **settings: object,
 ) -> RunMeta:
     """The record of a run about to be submitted. `problems`: a problem set's name or a file path."""
@@ -57,6 +59,7 @@ def new_meta(
         n_tasks=len(samples.per_task),
         timeout_s=timeout_s,
         hash_seed=hash_seed,
+        isolation=isolation or get_settings().isolation,
         k=k,
         settings=settings,
     )

@@ -38,6 +38,15 @@ def candidate_interpreter(request: pytest.FixtureRequest, monkeypatch: pytest.Mo
     get_settings.cache_clear()
 
 
+@pytest.fixture(params=["fresh", "fork"])
+def isolation(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+    """Each isolation mode: a fresh interpreter per candidate, and a fork of a warm one (worker/zygote.py)."""
+    monkeypatch.setenv("CODEEXEC_ISOLATION", request.param)
+    get_settings.cache_clear()
+    yield request.param
+    get_settings.cache_clear()
+
+
 @pytest.fixture
 def server(tmp_path: Path) -> Iterator[EmbeddedServer]:
     """A real Valkey server (the private-server code path) in a fresh data directory."""

@@ -10,6 +10,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -96,9 +97,11 @@ def write_jsonl(path: Path, rows: list[dict[str, object]]) -> Path:
 # Candidate code that sets worker_pid to the pid of the worker process running it: the first ancestor
 # that is not one of the runner's own processes (in a PID namespace the candidate's parent is the
 # namespace's init; /proc, mounted outside, still shows the pids the worker sees).
+# The runner's processes: a fresh interpreter's arguments name its script, a zygote's fork has the
+# zygote's (isolation "fork").
 WORKER_PID = """import os
 worker_pid = int(os.readlink('/proc/self'))
-while b'.codeexec_runner.py' in open(f'/proc/{worker_pid}/cmdline', 'rb').read():
+while any(m in open(f'/proc/{worker_pid}/cmdline', 'rb').read() for m in (b'.codeexec_runner.py', b'import serve')):
     worker_pid = int(open(f'/proc/{worker_pid}/stat').read().rpartition(') ')[2].split()[1])"""
 
 
@@ -151,8 +154,9 @@ HANG_S = 120
 NUL = b"\0"
 
 
-def processes_with(*markers: str) -> list[str]:
-    """Live processes (not this one) whose arguments hold a marker, as "pid: arguments"."""
+def processes_with(*markers: str, cwd: Sequence[str] = ()) -> list[str]:
+    """Live processes (not this one) whose arguments hold a marker, or whose working directory is one
+    of `cwd` (removed since, or not), as "pid: arguments"."""
     encoded = [marker.encode() for marker in markers]
     found = []
     for entry in os.scandir("/proc"):
@@ -160,20 +164,23 @@ def processes_with(*markers: str) -> list[str]:
             continue
         try:
             arguments = Path(entry.path, "cmdline").read_bytes()
-        except OSError:  # gone meanwhile
+            where = os.readlink(Path(entry.path, "cwd")).removesuffix(" (deleted)") if cwd else ""
+        except OSError:  # gone meanwhile, or a zombie (no working directory)
             continue
-        if any(marker in arguments for marker in encoded):
+        if any(marker in arguments for marker in encoded) or where in cwd:
             found.append(f"{entry.name}: {arguments.replace(NUL, b' ').decode(errors='replace')}")
     return found
 
 
 def wait_for_orphans() -> None:
-    """Wait until every child of this process (a subreaper: orphans come here) has ended by itself."""
+    """Wait until every child of this process (a subreaper: orphans come here) has ended by itself, but
+    for its own idle zygotes (isolation "fork")."""
     from worker.proctree import children
+    from worker.zygote import idle_pids
 
     hang = time.monotonic() + HANG_S
-    while children("self"):
-        assert time.monotonic() < hang, f"still running: {children('self')}"
+    while left := set(children("self")) - idle_pids():
+        assert time.monotonic() < hang, f"still running: {left}"
         try:
             os.waitpid(-1, os.WNOHANG)
         except ChildProcessError:

@@ -1,10 +1,10 @@
 """Nothing a candidate starts outlives it: every process is dead and reaped before the result is back.
 
-Survivors are looked for from outside the runner, by markers in the processes' arguments: an
-exec'd program carries a per-test marker as its argv[0], and every process forked from the
-candidate's interpreter carries that run's working directory (the runner script lies in it). A
-zombie has no arguments left, but it would be a child of this process (the host, a subreaper):
-none may be left either.
+Survivors are looked for from outside the runner, by markers: an exec'd program carries a per-test
+marker as its argv[0], and every process forked from the candidate's interpreter carries that run's
+working directory, as its own (the escapes do not chdir) and, started fresh, in its arguments (the
+runner script lies in it). A zombie has neither, but it would be a child of this process (the host,
+a subreaper): none may be left either, but for the idle zygotes of isolation "fork".
 """
 
 from __future__ import annotations
@@ -26,8 +26,10 @@ from worker.proctree import become_subreaper, children
 from worker.result import RunResult
 from worker.runner import run_candidate
 from worker.settings import get_settings
+from worker.zygote import idle_pids as zygote_pids
 
 REPETITIONS = 200
+pytestmark = pytest.mark.usefixtures("isolation")
 
 
 def skip_without_namespace() -> None:
@@ -60,11 +62,11 @@ class Probe:
         return run_candidate(self.prelude + code, ["assert f() == 1"] if assertions is None else assertions, **limits)
 
     def survivors(self) -> list[str]:
-        """Every process still carrying a marker, and every child of ours (zombies included)."""
-        markers = [self.marker]
-        if self.report.exists():
-            markers += self.report.read_text().split()
-        return [f"child of the host: {pid}" for pid in children("self")] + processes_with(*markers)
+        """Every process still carrying a marker (in its arguments, or a working directory as its own),
+        and every child of ours (zombies included) but the idle zygotes."""
+        workdirs = self.report.read_text().split() if self.report.exists() else []
+        ours = [pid for pid in children("self") if pid not in zygote_pids()]
+        return [f"child of the host: {pid}" for pid in ours] + processes_with(self.marker, *workdirs, cwd=workdirs)
 
 
 @pytest.fixture
@@ -163,8 +165,12 @@ def test_a_refused_namespace_is_reported_and_required_means_required(
         "def unshare(flags):\n"
         "    raise PermissionError(1, 'Operation not permitted')\n"
         "os.unshare = unshare\n"
-        "sys.argv = sys.argv[-1:]\n"  # the runner script, after the runner's -I
-        "runpy.run_path(sys.argv[0], run_name='__main__')\n"
+        "if sys.argv[-2] == '-c':\n"  # a zygote's code (isolation fork)
+        "    code, sys.argv = sys.argv[-1], ['-c']\n"
+        "    exec(code, {'__name__': '__main__'})\n"
+        "else:\n"
+        "    sys.argv = sys.argv[-1:]\n"  # the runner script, after the runner's -s
+        "    runpy.run_path(sys.argv[0], run_name='__main__')\n"
     )
     refusing.chmod(0o755)
     monkeypatch.setattr("worker.runner._reported", set())

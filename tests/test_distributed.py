@@ -18,6 +18,13 @@ from helpers import ROOT, Worker, assert_exact, codeexec, make_suite, report, su
 from producer.server import EmbeddedServer
 from worker import keys
 
+
+@pytest.fixture
+def env(env: dict[str, str], isolation: str) -> dict[str, str]:
+    """Every test here in both isolation modes: the runs submitted take the mode from the environment."""
+    return {**env, "CODEEXEC_ISOLATION": isolation}
+
+
 # ---- the whole sweep ----------------------------------------------------------------------------------
 
 
@@ -144,7 +151,8 @@ def test_a_sample_that_kills_its_worker_every_time_is_recorded_after_n_attempts(
         tmp_path / "p.jsonl",
         [{"task_id": "k", "assertions": ["assert True"]}, {"task_id": "ok", "assertions": ["assert True"]}],
     )
-    killer = "import os, signal\nos.kill(os.getppid(), signal.SIGKILL)\n"  # kills the pool process running it
+    # Kills the process that started it: the pool process running it, or (isolation fork) its zygote.
+    killer = "import os, signal\nos.kill(os.getppid(), signal.SIGKILL)\n"
     samples = write_jsonl(
         tmp_path / "s.jsonl", [{"task_id": "k", "completion": killer}, {"task_id": "ok", "completion": "x = 1"}]
     )
@@ -159,7 +167,7 @@ def test_a_sample_that_kills_its_worker_every_time_is_recorded_after_n_attempts(
     assert document["tasks"]["ok"]["c"] == 1
     row = json.loads(per_sample.read_text().splitlines()[0])
     assert row["exit_code"] == "error"
-    assert "died on each of 3 attempts" in row["detail"]
+    assert "died on each of 3 attempts; not run again" in row["detail"]
 
 
 def test_infra_error_is_retried_then_kept_out_of_n(
@@ -292,6 +300,29 @@ def test_the_hash_seed_is_the_runs_and_can_be_set(
     assert report(env, "seven")["tasks"]["t"]["c"] == 0
     seeds = {run: json.loads(client.get(keys.meta(run)))["hash_seed"] for run in ("default", "seven")}
     assert seeds == {"default": 0, "seven": 7}
+
+
+def test_the_isolation_is_the_runs_recorded_and_shown_and_one_worker_serves_both(
+    env: dict[str, str], isolation: str, tmp_path: Path, start_worker: Callable[..., Worker], client: redis.Redis
+) -> None:
+    # A fresh interpreter was started on the runner script; a zygote's fork carries the zygote's -c.
+    problems = write_jsonl(tmp_path / "p.jsonl", [{"task_id": "t", "assertions": ["assert f() == 'fork'"]}])
+    code = "import sys\ndef f():\n    return 'fork' if '-c' in sys.orig_argv else 'fresh'\n"
+    samples = write_jsonl(tmp_path / "s.jsonl", [{"task_id": "t", "completion": code}] * 4)
+    start_worker("w1", concurrency=2)
+    for run, extra in (("forked", ("--isolation", "fork")), ("fresh", ("--isolation", "fresh")), ("default", ())):
+        out = codeexec(env, "submit", "--problems", str(problems), "--samples", str(samples), "--run", run, *extra)
+        assert out.returncode == 0, out.stderr
+    expected = {"forked": "fork", "fresh": "fresh", "default": isolation}
+    for run, mode in expected.items():
+        assert codeexec(env, "status", run, "--wait").returncode == 0
+        document = report(env, run)
+        assert (document["isolation"], document["tasks"]["t"]["c"]) == (mode, 4 if mode == "fork" else 0)
+        assert json.loads(client.get(keys.meta(run)))["isolation"] == mode
+    shown = codeexec(env, "report", "forked")
+    assert shown.returncode == 0 and "isolation" in shown.stdout and "fork" in shown.stdout
+    bad = codeexec(env, "submit", "--problems", str(problems), "--samples", str(samples), "--isolation", "spawn")
+    assert bad.returncode == 2 and "--isolation" in bad.stderr and "Traceback" not in bad.stderr
 
 
 def test_bad_k_and_duplicate_run_name_leave_redis_unchanged(

@@ -16,7 +16,7 @@ from worker.settings import DENIED_MODULES, get_settings
 ADD = "def add(a, b):\n    return a + b\n"
 CAP = get_settings().output_bytes
 # Every test here runs its candidates under each supported Python the machine has.
-pytestmark = pytest.mark.usefixtures("candidate_interpreter")
+pytestmark = pytest.mark.usefixtures("candidate_interpreter", "isolation")
 
 
 def run(code: str, assertions: list[str] | None = None, **kwargs: object) -> RunResult:

@@ -16,6 +16,7 @@ from worker.runner import run_candidate
 CORES = os.cpu_count() or 1
 # Busy loops that end by themselves after this long, should a test run be killed before its teardown.
 HOG_S = 300
+pytestmark = pytest.mark.usefixtures("isolation")
 
 
 def start_hogs(count: int, cpu: int | None = None, realtime: bool = False) -> list[subprocess.Popen[bytes]]:

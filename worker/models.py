@@ -59,6 +59,9 @@ class RunMeta(BaseModel):
     n_tasks: int
     timeout_s: float
     hash_seed: int = Field(0, description="PYTHONHASHSEED of every candidate of the run.")
+    isolation: Literal["fork", "fresh"] = Field(
+        "fresh", description="How each candidate's process started: forked from a warm interpreter, or fresh."
+    )
     k: list[int]
     settings: dict[str, object] = Field(default_factory=dict, description="Producer settings, for the record.")
 

@@ -1,8 +1,9 @@
 """Kill and reap every process a candidate started, wherever it went.
 
 Where the kernel allows it, a candidate runs in a PID namespace of its own (worker/child.py says
-how): the host's child is the namespace's keeper, the keeper's child its init, and everything the
-candidate starts is inside. That makes cleanup correct by construction: SIGKILL the keeper's process
+how): the candidate's root process is the namespace's keeper (the host's child; in isolation "fork"
+a zygote's, which reaps it only when the host asks: worker/zygote.py), the keeper's child its init,
+and everything the candidate starts is inside. That makes cleanup correct by construction: SIGKILL the keeper's process
 group (keeper, init, and whatever stayed in the session), reap the keeper, then reap the init if it
 was re-parented to us. The init dies of that SIGKILL; its death makes the kernel SIGKILL everything
 left in the namespace, and its exit completes only once the namespace is empty, so reaping it is
@@ -28,9 +29,9 @@ import ctypes
 import os
 import secrets
 import signal
-import subprocess
 import time
 from functools import lru_cache
+from typing import Protocol
 
 TOKEN_VARIABLE = "CODEEXEC_TREE"
 _PR_SET_CHILD_SUBREAPER = 36
@@ -99,6 +100,27 @@ def _ticks() -> int:
 _TICKS_PER_S = os.sysconf("SC_CLK_TCK")
 # The candidates' root processes this process is running now, from any thread.
 _roots: set[int] = set()
+# Children of this process that are no candidate's though they may look it: the zygotes, which carry a
+# tree token of their own (worker/zygote.py).
+_spared: set[int] = set()
+
+
+def spare(pid: int) -> None:
+    """Never take this child of ours for a candidate's (until forget())."""
+    _spared.add(pid)
+
+
+def forget(pid: int) -> None:
+    _spared.discard(pid)
+
+
+class Root(Protocol):
+    """A candidate's root process as cleanup needs it: a subprocess.Popen, or one a zygote forked."""
+
+    pid: int
+    returncode: int | None
+
+    def wait(self) -> int: ...
 
 
 class CandidateTree:
@@ -107,18 +129,22 @@ class CandidateTree:
     def __init__(self) -> None:
         become_subreaper()
         self.token = secrets.token_hex(8)
-        self.marker = f"{TOKEN_VARIABLE}={self.token}".encode()
+        self.markers = {f"{TOKEN_VARIABLE}={self.token}".encode()}
         self.born = _ticks()
-        self.root: subprocess.Popen[bytes] | None = None
+        self.root: Root | None = None
 
     @property
     def environment(self) -> dict[str, str]:
         """What the root's environment must hold, for its descendants to inherit."""
         return {TOKEN_VARIABLE: self.token}
 
-    def started(self, root: subprocess.Popen[bytes]) -> None:
+    def started(self, root: Root, inherited: str | None = None) -> None:
+        """`inherited`: the token in the environment the root was started with, if not this tree's own.
+        (A zygote's fork shows the zygote's environment in /proc until it execs: worker/zygote.py.)"""
         self.root = root
         _roots.add(root.pid)
+        if inherited is not None:
+            self.markers.add(f"{TOKEN_VARIABLE}={inherited}".encode())
 
     def belongs(self, pid: int) -> bool | None:
         """Whether a child of this process is this candidate's: in its session, carrying its token, or
@@ -138,7 +164,7 @@ class CandidateTree:
         except OSError:
             return False
         if variables:
-            return self.marker in variables.split(b"\0")
+            return not self.markers.isdisjoint(variables.split(b"\0"))
         try:
             with open(f"/proc/{pid}/stat", "rb") as stat:
                 fields = stat.read().rpartition(b") ")[2].split()
@@ -164,7 +190,7 @@ class CandidateTree:
         finally:
             _roots.discard(root.pid)
 
-    def _kill(self, root: subprocess.Popen[bytes], contained: bool) -> None:
+    def _kill(self, root: Root, contained: bool) -> None:
         # The root leads a session and a process group of its own (start_new_session): killing the
         # group reaches every descendant that did not leave it. A group outlives its leader while
         # members live. Only while the root is unreaped: until then its pid (the group's id) cannot be
@@ -187,6 +213,8 @@ class CandidateTree:
         while True:
             adopted, undecided = set(), False
             for pid in children("self"):
+                if pid in _spared:
+                    continue
                 belongs = pid in killed or self.belongs(pid)
                 if belongs is None:
                     undecided = True

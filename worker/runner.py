@@ -22,6 +22,7 @@ import subprocess
 import tempfile
 import time
 from collections.abc import Sequence
+from contextlib import ExitStack
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -33,6 +34,8 @@ from worker.proctree import CandidateTree
 from worker.result import AssertionOutcome, Outcome, RunResult
 from worker.settings import MAX_TIMEOUT_S, MIN_TIMEOUT_S, RunnerConfig, runner_config
 from worker.timelimit import Limit
+from worker.zygote import LOST as ZYGOTE_LOST
+from worker.zygote import Forked, ZygoteLost, zygote
 
 __all__ = [
     "AssertionOutcome",
@@ -181,9 +184,10 @@ class _ChildRecord(BaseModel):
     protections: dict[str, str] = {}
 
 
-@lru_cache(maxsize=1)
-def _script_head() -> str:
-    """The start of every runner script: load worker/child.py by itself (as module `child`).
+@lru_cache(maxsize=2)
+def _script_head(entry: str) -> str:
+    """The start of every runner script and of the zygote: load worker/child.py by itself (as module
+    `child`) and take `entry` from it.
 
     Importing rather than pasting its text lets the interpreter reuse its cached bytecode (written
     by the first child, or by pip at install time): compiling the source anew would cost every
@@ -191,65 +195,104 @@ def _script_head() -> str:
     """
     here = str(Path(__file__).parent)
     # sys.path[0] is the script's directory, the candidate's: it never stays on sys.path (as under -I).
-    return f"import sys\nsys.path[0] = {here!r}\nfrom child import main\ndel sys.path[0]\n"
+    return f"import sys\nsys.path[0] = {here!r}\nfrom child import {entry}\ndel sys.path[0]\n"
+
+
+def _environment(config: RunnerConfig) -> dict[str, str]:
+    """What every candidate's environment holds, whatever its directory (what -I gives, but for
+    PYTHONHASHSEED: no PYTHON* variable of the worker's, nothing else of its environment)."""
+    return {
+        "PYTHONHASHSEED": str(config.hash_seed),
+        "PATH": "/usr/local/bin:/usr/bin:/bin",
+        "LANG": "C.UTF-8",
+        "OMP_NUM_THREADS": "1",
+    }
 
 
 def _run_in(workdir: str, code: str, assertions: list[str], timeout: float, config: RunnerConfig) -> _Ending:
     nonce = secrets.token_hex(16)
-    record_r, record_w = os.pipe()
-    lifeline_r, lifeline_w = os.pipe()
+    tree = CandidateTree()
+    own = {"HOME": workdir, "TMPDIR": workdir, **tree.environment}  # this candidate's part of its environment
+    # -s: no user site-packages; the script head keeps its directory off sys.path.
+    command = [config.interpreter, "-s", *config.interpreter_flags]
+    opened: list[int] = []
+    try:
+        for _ in range(4):
+            opened.extend(os.pipe())
+        stdout_r, stdout_w, stderr_r, stderr_w, record_r, record_w, lifeline_r, lifeline_w = opened
+        theirs = [stdout_w, stderr_w, record_w, lifeline_r]
+        with ExitStack() as held:
+            root: subprocess.Popen[bytes] | Forked
+            try:
+                if config.isolation == "fork":
+                    warm = held.enter_context(zygote(command, _script_head("serve"), _environment(config)))
+                    arguments = {
+                        "candidate": code,
+                        "assertions": assertions,
+                        "denied": sorted(config.denied_modules),
+                        "nonce": nonce,
+                        "pid_namespace": config.pid_namespace,
+                    }
+                    root = Forked(warm, warm.fork(workdir, own, arguments, theirs))
+                    tree.started(root, inherited=warm.token)
+                else:
+                    root = _start_fresh(command, workdir, own, code, assertions, nonce, theirs, config)
+                    tree.started(root)
+            except ZygoteLost as exc:
+                return _Ending(Outcome.INFRA_ERROR, f"the runner script did not start: {exc}")
+            except OSError as exc:  # interpreter missing, cannot fork, out of descriptors
+                return _Ending(Outcome.INFRA_ERROR, f"could not start {config.interpreter}: {exc}")
+            for fd in theirs:
+                os.close(fd)
+                opened.remove(fd)
+            watch = None
+            try:
+                _limit(root.pid, config)
+                try:
+                    os.write(lifeline_w, b"g")  # the child waits for this before it runs anything of the candidate
+                except BrokenPipeError:  # it has ended already: the watch reads how
+                    pass
+                watch = _Watch(root, stdout_r, stderr_r, record_r, nonce, timeout, config)
+                ending = watch.run()
+            finally:
+                tree.kill(contained=watch is not None and watch.contained)
+            if isinstance(root, Forked) and root.lost:
+                return _Ending(Outcome.INFRA_ERROR, f"{ZYGOTE_LOST}: {root.lost}")
+            return ending
+    finally:
+        for fd in opened:
+            os.close(fd)
+
+
+def _start_fresh(
+    command: list[str],
+    workdir: str,
+    own: dict[str, str],
+    code: str,
+    assertions: list[str],
+    nonce: str,
+    fds: list[int],
+    config: RunnerConfig,
+) -> subprocess.Popen[bytes]:
+    """Isolation "fresh": a new interpreter for this candidate, on a script that calls child.main()."""
+    stdout_w, stderr_w, record_w, lifeline_r = fds
     call = (
         f"main({code!r}, {assertions!r}, {sorted(config.denied_modules)!r}, {nonce!r}, {record_w}, {lifeline_r}, "
         f"{config.pid_namespace!r})\n"
     )
     script = os.path.join(workdir, ".codeexec_runner.py")
-    proc = watch = None
-    tree = CandidateTree()
-    try:
-        with open(script, "w", encoding="utf-8") as out:
-            out.write(_script_head() + call)
-        try:
-            proc = subprocess.Popen(
-                # What -I gives, but for PYTHONHASHSEED: -s (no user site-packages), an environment of our
-                # own making with no other PYTHON* variable, no script directory on sys.path (the head).
-                [config.interpreter, "-s", *config.interpreter_flags, script],
-                cwd=workdir,
-                env={
-                    "PYTHONHASHSEED": str(config.hash_seed),
-                    "PATH": "/usr/local/bin:/usr/bin:/bin",
-                    "HOME": workdir,
-                    "TMPDIR": workdir,
-                    "LANG": "C.UTF-8",
-                    "OMP_NUM_THREADS": "1",
-                    **tree.environment,
-                },
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                pass_fds=(record_w, lifeline_r),
-                start_new_session=True,
-            )
-        except OSError as exc:  # interpreter missing, cannot fork, out of descriptors
-            return _Ending(Outcome.INFRA_ERROR, f"could not start {config.interpreter}: {exc}")
-        tree.started(proc)
-        os.close(record_w)
-        os.close(lifeline_r)
-        record_w = lifeline_r = -1
-        _limit(proc.pid, config)
-        try:
-            os.write(lifeline_w, b"g")  # the child waits for this before it runs anything of the candidate
-        except BrokenPipeError:  # it has ended already: the watch reads how
-            pass
-        watch = _Watch(proc, record_r, nonce, timeout, config)
-        return watch.run()
-    finally:
-        if proc is not None:
-            tree.kill(contained=watch is not None and watch.contained)
-            proc.stdout.close()  # type: ignore[union-attr]
-            proc.stderr.close()  # type: ignore[union-attr]
-        for fd in (record_r, record_w, lifeline_r, lifeline_w):
-            if fd >= 0:
-                os.close(fd)
+    with open(script, "w", encoding="utf-8") as out:
+        out.write(_script_head("main") + call)
+    return subprocess.Popen(
+        [*command, script],
+        cwd=workdir,
+        env=_environment(config) | own,
+        stdin=subprocess.DEVNULL,
+        stdout=stdout_w,
+        stderr=stderr_w,
+        pass_fds=(record_w, lifeline_r),
+        start_new_session=True,
+    )
 
 
 def _limit(pid: int, config: RunnerConfig) -> None:
@@ -276,12 +319,17 @@ class _Watch:
     """Reads the child's three pipes until it finishes, ends, overflows or runs out of time."""
 
     def __init__(
-        self, proc: subprocess.Popen[bytes], record_fd: int, nonce: str, timeout: float, config: RunnerConfig
+        self,
+        proc: subprocess.Popen[bytes] | Forked,
+        stdout_fd: int,
+        stderr_fd: int,
+        record_fd: int,
+        nonce: str,
+        timeout: float,
+        config: RunnerConfig,
     ) -> None:
         self.proc, self.nonce, self.timeout, self.config = proc, nonce, timeout, config
-        self.stdout_fd = proc.stdout.fileno()  # type: ignore[union-attr]
-        self.stderr_fd = proc.stderr.fileno()  # type: ignore[union-attr]
-        self.record_fd = record_fd
+        self.stdout_fd, self.stderr_fd, self.record_fd = stdout_fd, stderr_fd, record_fd
         self.open_fds = [self.stdout_fd, self.stderr_fd, self.record_fd]  # the order data is handled in
         self.stdout_bytes = self.stderr_bytes = 0
         self.stderr_tail = b""

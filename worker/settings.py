@@ -24,6 +24,7 @@ DENIED_MODULES: frozenset[str] = frozenset(
     {
         "subprocess",
         "socket",
+        "_socket",
         "requests",
         "urllib",
         "ctypes",
@@ -68,6 +69,11 @@ class RunnerConfig(BaseModel):
     )
     hash_seed: int = Field(
         0, ge=0, le=4294967295, description="PYTHONHASHSEED of every candidate: the same verdicts run after run."
+    )
+    isolation: Literal["fork", "fresh"] = Field(
+        "fork",
+        description="How each candidate's process starts: forked from a warm interpreter (fork: worker/zygote.py) "
+        "or as a fresh interpreter (fresh). Either way it is a process of its own, with the same limits.",
     )
     pid_namespace: Literal["auto", "require", "off"] = Field(
         "auto",

@@ -53,7 +53,7 @@ class WorkerStore:
         self.client = client
         self._record = client.register_script(_RECORD)
         self._problems: OrderedDict[tuple[str, str], Problem] = OrderedDict()
-        self._seeds: dict[str, int] = {}
+        self._options: dict[str, dict[str, object]] = {}
 
     def problem(self, run: str, task_id: str) -> Problem | None:
         """The task's problem; a run's problems never change, so each process asks Redis once per task."""
@@ -69,12 +69,14 @@ class WorkerStore:
             self._problems.popitem(last=False)
         return problem
 
-    def hash_seed(self, run: str) -> int:
-        """The run's PYTHONHASHSEED; read once per run and process (it never changes)."""
-        if run not in self._seeds:
+    def runner_options(self, run: str) -> dict[str, object]:
+        """How the run's candidates are run (RunnerConfig fields): its hash seed and isolation. Read once
+        per run and process (they never change)."""
+        if run not in self._options:
             raw = self.client.get(keys.meta(run))
-            self._seeds[run] = RunMeta.model_validate_json(raw).hash_seed if raw else 0
-        return self._seeds[run]
+            meta = RunMeta.model_validate_json(raw) if raw else RunMeta.model_construct()
+            self._options[run] = {"hash_seed": meta.hash_seed, "isolation": meta.isolation}
+        return self._options[run]
 
     def note(self, run: str, text: str) -> None:
         """Say something about the run that its report shows (each note once)."""

@@ -16,6 +16,7 @@ from worker.result import Outcome, RunResult
 from worker.runner import run_candidate, unclosed_fence
 from worker.settings import get_settings
 from worker.store import WorkerStore, connect
+from worker.zygote import LOST as ZYGOTE_LOST
 
 log = logging.getLogger(__name__)
 _stores: dict[int, WorkerStore] = {}
@@ -59,33 +60,43 @@ def evaluate_sample(db: WorkerStore, run: str, task_id: str, index: int) -> None
     if attempt > settings.max_attempts:
         # Every earlier delivery ended with its worker process dead (a crash that killed the worker,
         # not just the candidate): do not try again and again, record it.
-        result = RunResult(
-            exit_code=Outcome.ERROR,
-            score=0.0,
-            passed=0,
-            total=len(problem.assertions),
-            detail=f"the worker evaluating this sample died on each of {attempt - 1} attempts; not run again",
-        )
+        result = _died_each_time(len(problem.assertions), "the worker evaluating this sample", attempt - 1)
     else:
         # The producer stores each problem with the run's timeout filled in where it has none.
         timeout_s = problem.timeout_s or settings.timeout_s
-        result = _run(problem.assertions, program_for(problem, sample), timeout_s, db.hash_seed(run))
+        result = _run(problem.assertions, program_for(problem, sample), timeout_s, db.runner_options(run))
         if result.wall_clock_only:
             db.note(run, "time limits counted wall-clock time on some workers: their kernel gives no CPU-wait figure")
     db.record(run, task_id, index, StoredResult.from_run(result))
 
 
-def _run(assertions: list[str], code: str | None, timeout_s: float, hash_seed: int) -> RunResult:
+def _run(assertions: list[str], code: str | None, timeout_s: float, options: dict[str, object]) -> RunResult:
     """Run the program; an infra_error (the machine's fault) is retried with backoff, then kept."""
     if code is None:
         return unclosed_fence(len(assertions))
     attempts = get_settings().max_attempts
+    zygote_lost = 0
     for attempt in range(1, attempts + 1):
-        result = run_candidate(code, assertions, timeout_s, hash_seed=hash_seed)
+        result = run_candidate(code, assertions, timeout_s, **options)
         if result.exit_code is not Outcome.INFRA_ERROR:
             return result
         log.warning("infra_error (attempt %d of %d): %s", attempt, attempts, result.detail)
+        zygote_lost += result.detail.startswith(ZYGOTE_LOST)
         if attempt < attempts:
             time.sleep(0.5 * 2**attempt)
+    if zygote_lost == attempts:
+        # As with a worker that dies under the same sample every time: without a PID namespace the
+        # candidate can reach its zygote (its parent), and the rest of the machine did not fail meanwhile.
+        return _died_each_time(len(assertions), "the zygote this sample was forked from", attempts)
     result.detail = f"{result.detail} (after {attempts} attempts)"
     return result
+
+
+def _died_each_time(total: int, what: str, attempts: int) -> RunResult:
+    return RunResult(
+        exit_code=Outcome.ERROR,
+        score=0.0,
+        passed=0,
+        total=total,
+        detail=f"{what} died on each of {attempts} attempts; not run again",
+    )

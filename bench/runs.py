@@ -1,0 +1,51 @@
+"""What the benchmarks share: one samples file evaluated through the whole distributed path."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import redis
+
+from producer.persample import with_results
+from producer.problems import load_problems
+from producer.report import progress
+from producer.samples import read_samples
+from producer.submit import new_meta, submit
+from worker.models import StoredResult
+from worker.settings import get_settings
+
+
+class Evaluated:
+    """A samples file's verdicts (passed or not) line by line, the results where codeexec gave them,
+    and the wall time the evaluation took."""
+
+    def __init__(self, verdicts: list[bool], seconds: float, results: list[StoredResult | None] | None = None) -> None:
+        self.verdicts, self.seconds = verdicts, seconds
+        self.results = results if results is not None else [None] * len(verdicts)
+
+
+def evaluate(
+    client: redis.Redis,
+    problems_spec: str,
+    samples: Path,
+    run: str,
+    split: str = "all",
+    timeout_s: float = 3.0,
+    isolation: str | None = None,
+) -> Evaluated:
+    """Submit `samples` as run `run` and wait for every result; timed from the first job stored."""
+    problems = load_problems(problems_spec, split)
+    sample_set = read_samples(samples, problems)
+    meta = new_meta(
+        run, problems_spec, sample_set, timeout_s, [1], split, isolation=isolation or get_settings().isolation
+    )
+    began = time.monotonic()
+    submit(client, problems, sample_set, meta, get_settings().batch_size)
+    while progress(client, run)[0] < meta.n_samples:
+        time.sleep(0.05)
+    seconds = time.monotonic() - began
+    lines = [json.loads(line) for line in samples.read_text().splitlines()]
+    results = [row.result for row in with_results(client, run, enumerate(lines, start=1))]
+    return Evaluated([r is not None and r.exit_code == "pass" for r in results], seconds, results)
