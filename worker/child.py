@@ -4,12 +4,12 @@ The host (worker/runner.py) never imports this file. In isolation mode "fresh", 
 it writes a small script into the candidate's fresh temporary directory, which loads this module
 (from its cached bytecode) and makes one call
 
-    main(candidate, assertions, denied, nonce, record_fd, lifeline_fd, pid_namespace)
+    main(candidate, assertions, denied, nonce, record_fd, lifeline_fd, pid_namespace, script)
 
 with every argument written by repr(), and starts a fresh interpreter on it (``python -s``, with an
 environment of the host's making: what ``-I`` gives, but for PYTHONHASHSEED). In mode "fork" the same
 interpreter is started once, as a zygote, with serve() as its one call, and forks a process per
-candidate that runs what main() runs (worker/zygote.py is the host's side of it). Everything below
+candidate that calls main() (worker/zygote.py is the host's side of it). Everything below
 runs in the child, top to bottom: main() and serve() are at the end.
 
 Every import here is paid once per candidate, so only modules the interpreter has already loaded or
@@ -487,22 +487,12 @@ def main(
     record_fd: int,
     lifeline_fd: int,
     pid_namespace: str,
+    script: str | None = None,
 ) -> None:
-    """Isolation "fresh": this interpreter was started for this one candidate."""
-    os.unlink(sys.argv[0])  # this file holds the nonce; the candidate has no business reading it
-    evaluate(candidate, assertions, denied, nonce, record_fd, lifeline_fd, pid_namespace)
-
-
-def evaluate(
-    candidate: str,
-    assertions: list[str],
-    denied: list[str],
-    nonce: str,
-    record_fd: int,
-    lifeline_fd: int,
-    pid_namespace: str,
-) -> None:
-    """Run the candidate and write the record; never returns."""
+    """Run the candidate and write the record; never returns. `script`: the file a fresh interpreter
+    was started on, removed first (it holds the nonce; the candidate has no business reading it)."""
+    if script is not None:
+        os.unlink(script)
     # The host sets our resource limits (prlimit), then sends "g" down the lifeline: no candidate
     # code runs before they are in place. b"" instead means the host is gone already.
     if _read(lifeline_fd, 1) != b"g":
@@ -542,7 +532,7 @@ def evaluate(
 #
 #   b"run <workdir>\0<name>=<value>\0..." with four descriptors (SCM_RIGHTS): stdout, stderr, record,
 #       lifeline. Fork a process for the candidate in <workdir>, with those variables added to the
-#       environment; answer b"pid <pid>". The host has written the other arguments of evaluate(), a
+#       environment; answer b"pid <pid>". The host has written the other arguments of main(), a
 #       marshalled dict, into <workdir>/.codeexec_call.
 #   b"wait", b"poll"
 #       reap that process (poll: only if it has ended); answer b"status <waitpid status>", or
@@ -602,8 +592,8 @@ def serve(sock_fd: int) -> None:
 
 
 def become_candidate(sock, fds: list[int], request: str, marshal) -> None:
-    """In the zygote's fork: set up what a fresh interpreter started by the host would have, then
-    run the candidate as main() does. Never returns."""
+    """In the zygote's fork: set up what a fresh interpreter started by the host would have, then run
+    main(). Never returns."""
     try:
         stdout_fd, stderr_fd, record_fd, lifeline_fd = fds
         workdir, *variables = request.split("\0")
@@ -629,7 +619,7 @@ def become_candidate(sock, fds: list[int], request: str, marshal) -> None:
         os.unlink(CALL_FILE)  # it holds the nonce, like the fresh interpreter's script
         arguments = marshal.loads(data)
         sys.argv[0] = os.path.join(workdir, ".codeexec_runner.py")
-        evaluate(**arguments, record_fd=record_fd, lifeline_fd=lifeline_fd)
+        main(**arguments, record_fd=record_fd, lifeline_fd=lifeline_fd)
     except BaseException:  # never back into the zygote's loop; end as an interpreter would
         sys.excepthook(*sys.exc_info())
     try:

@@ -278,7 +278,7 @@ def _start_fresh(
     stdout_w, stderr_w, record_w, lifeline_r = fds
     call = (
         f"main({code!r}, {assertions!r}, {sorted(config.denied_modules)!r}, {nonce!r}, {record_w}, {lifeline_r}, "
-        f"{config.pid_namespace!r})\n"
+        f"{config.pid_namespace!r}, sys.argv[0])\n"
     )
     script = os.path.join(workdir, ".codeexec_runner.py")
     with open(script, "w", encoding="utf-8") as out:

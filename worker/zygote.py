@@ -29,7 +29,7 @@ from contextlib import contextmanager
 
 from worker.proctree import TOKEN_VARIABLE, forget, spare
 
-#: Where the host writes evaluate()'s arguments for the forked process (worker/child.py reads it).
+#: Where the host writes child.main()'s arguments for the forked process (worker/child.py reads it).
 CALL_FILE = ".codeexec_call"
 #: How the detail of a candidate whose zygote died under it begins (an infra_error).
 LOST = "the candidate's zygote was lost"
@@ -76,7 +76,7 @@ class Zygote:
 
     def fork(self, workdir: str, variables: dict[str, str], arguments: dict[str, object], fds: list[int]) -> int:
         """Start a candidate's process in workdir, with `variables` added to the zygote's environment and
-        stdout, stderr, record and lifeline on `fds`, to run evaluate(**arguments); its pid."""
+        stdout, stderr, record and lifeline on `fds`, to run child.main(**arguments); its pid."""
         with open(os.path.join(workdir, CALL_FILE), "wb") as call:
             marshal.dump(arguments, call, 4)  # version 4: read by every Python 3.4+
         request = "\0".join(["run " + workdir, *(f"{name}={value}" for name, value in variables.items())]).encode()
