@@ -177,8 +177,11 @@ class Heart:
             try:
                 self.beat()
                 self.take_over_expired()
-            except redis.RedisError as exc:  # Redis restarting: the next beat tries again
-                log.warning("heartbeat: %s", exc)
+            except Exception as exc:
+                # Whatever it is (Redis restarting: a RedisError from the beat, kombu's OperationalError
+                # from sending a job again), the next beat tries again: a heart that stopped would make
+                # a live worker look dead. A lease taken over but not sent comes round again.
+                log.warning("heartbeat: %s: %s", type(exc).__name__, exc)
             if self._stopped.wait(HEARTBEAT_S):
                 return
 
