@@ -4,9 +4,10 @@ The host (worker/runner.py) never imports this file. In isolation mode "fresh", 
 it writes a small script into the candidate's fresh temporary directory, which loads this module
 (from its cached bytecode) and makes one call
 
-    main(candidate, assertions, denied, nonce, record_fd, lifeline_fd, pid_namespace, script)
+    main(**{candidate, assertions, denied, nonce, pid_namespace}, record_fd=R, lifeline_fd=L,
+         script=sys.argv[0])
 
-with every argument written by repr(), and starts a fresh interpreter on it (``python -s``, with an
+with the arguments written by repr(), and starts a fresh interpreter on it (``python -s``, with an
 environment of the host's making: what ``-I`` gives, but for PYTHONHASHSEED). In mode "fork" the same
 interpreter is started once, as a zygote, with serve() as its one call, and forks a process per
 candidate that calls main() (worker/zygote.py is the host's side of it). Everything below

@@ -215,6 +215,14 @@ def _run_in(workdir: str, code: str, assertions: list[str], timeout: float, conf
     own = {"HOME": workdir, "TMPDIR": workdir, **tree.environment}  # this candidate's part of its environment
     # -s: no user site-packages; the script head keeps its directory off sys.path.
     command = [config.interpreter, "-s", *config.interpreter_flags]
+    # child.main()'s arguments but the descriptors, whichever way its process starts.
+    arguments = {
+        "candidate": code,
+        "assertions": assertions,
+        "denied": sorted(config.denied_modules),
+        "nonce": nonce,
+        "pid_namespace": config.pid_namespace,
+    }
     opened: list[int] = []
     try:
         for _ in range(4):
@@ -226,17 +234,10 @@ def _run_in(workdir: str, code: str, assertions: list[str], timeout: float, conf
             try:
                 if config.isolation == "fork":
                     warm = held.enter_context(zygote(command, _script_head("serve"), _environment(config)))
-                    arguments = {
-                        "candidate": code,
-                        "assertions": assertions,
-                        "denied": sorted(config.denied_modules),
-                        "nonce": nonce,
-                        "pid_namespace": config.pid_namespace,
-                    }
                     root = Forked(warm, warm.fork(workdir, own, arguments, theirs))
                     tree.started(root, inherited=warm.token)
                 else:
-                    root = _start_fresh(command, workdir, own, code, assertions, nonce, theirs, config)
+                    root = _start_fresh(command, workdir, own, arguments, theirs, config)
                     tree.started(root)
             except ZygoteLost as exc:
                 return _Ending(Outcome.INFRA_ERROR, f"the runner script did not start: {exc}")
@@ -268,18 +269,13 @@ def _start_fresh(
     command: list[str],
     workdir: str,
     own: dict[str, str],
-    code: str,
-    assertions: list[str],
-    nonce: str,
+    arguments: dict[str, object],
     fds: list[int],
     config: RunnerConfig,
 ) -> subprocess.Popen[bytes]:
     """Isolation "fresh": a new interpreter for this candidate, on a script that calls child.main()."""
     stdout_w, stderr_w, record_w, lifeline_r = fds
-    call = (
-        f"main({code!r}, {assertions!r}, {sorted(config.denied_modules)!r}, {nonce!r}, {record_w}, {lifeline_r}, "
-        f"{config.pid_namespace!r}, sys.argv[0])\n"
-    )
+    call = f"main(**{arguments!r}, record_fd={record_w}, lifeline_fd={lifeline_r}, script=sys.argv[0])\n"
     script = os.path.join(workdir, ".codeexec_runner.py")
     with open(script, "w", encoding="utf-8") as out:
         out.write(_script_head("main") + call)
