@@ -22,8 +22,10 @@ from worker.proctree import become_subreaper, children
 from worker.runner import run_candidate
 from worker.zygote import close_idle, idle_pids
 
-# Run by a candidate: `zygote` is the pid of the zygote its process was forked from (the keeper, the
-# namespace's init and the candidate's process all carry the zygote's arguments; its parent does not).
+# Run by a candidate: `zygote` is the pid of the zygote its process was forked from, the process its
+# host started, and `server` that zygote's process that forks candidates: its child, PID 1 of the
+# zygote's own namespaces (the candidate's process, its init, the server and the zygote all carry the
+# zygote's arguments; the host does not).
 FIND_ZYGOTE = """import os
 def parent(pid):
     return int(open(f'/proc/{pid}/stat').read().rpartition(') ')[2].split()[1])
@@ -34,9 +36,9 @@ def alive(pid):
         return open(f'/proc/{pid}/stat').read().rpartition(') ')[2][0] != 'Z'
     except OSError:
         return False
-zygote = int(os.readlink('/proc/self'))
+server, zygote = None, int(os.readlink('/proc/self'))
 while forked(parent(zygote)):
-    zygote = parent(zygote)
+    server, zygote = zygote, parent(zygote)
 """
 
 
@@ -46,6 +48,12 @@ def no_idle_zygotes() -> None:
     close_idle()
 
 
+def idle_zygotes() -> set[int]:
+    """This process's idle zygotes, one pid each: its child (idle_pids() also has the process that forks
+    candidates, where that is the child's own child in namespaces of its own)."""
+    return set(children("self")) & idle_pids()
+
+
 def rss_anon_kib(pid: int) -> int:
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
         if line.startswith("RssAnon:"):
@@ -53,15 +61,16 @@ def rss_anon_kib(pid: int) -> int:
     raise AssertionError(f"no RssAnon for {pid}")
 
 
+@pytest.mark.parametrize("victim", ["zygote", "server"])
 def test_a_zygote_killed_under_a_candidate_is_an_infra_error_and_the_next_candidate_gets_a_new_one(
-    tmp_path: Path,
+    tmp_path: Path, victim: str
 ) -> None:
     become_subreaper()
     reported = tmp_path / "zygote"
-    # The candidate says which zygote it came from, then waits until that zygote is dead: no timing.
+    # The candidate says which process of the zygote it came from, then waits until it is dead: no timing.
     code = FIND_ZYGOTE + (
-        f"open({str(reported)!r}, 'w').write(str(zygote))\n"
-        "import time\nwhile alive(zygote):\n    time.sleep(0.01)\ndef f():\n    return 1\n"
+        f"assert server is not None\nopen({str(reported)!r}, 'w').write(str({victim}))\n"
+        f"import time\nwhile alive({victim}):\n    time.sleep(0.01)\ndef f():\n    return 1\n"
     )
 
     def kill_when_reported() -> None:
@@ -82,29 +91,32 @@ def test_a_zygote_killed_under_a_candidate_is_an_infra_error_and_the_next_candid
     dead = int(reported.read_text())
     assert dead not in children("self") and dead not in idle_pids()
     assert run_candidate("def f():\n    return 1\n", ["assert f() == 1"], isolation="fork").exit_code == "pass"
-    assert len(idle_pids()) == 1 and dead not in idle_pids()
+    assert len(idle_zygotes()) == 1 and dead not in idle_pids()
     left = set(children("self")) - before - idle_pids()  # the lost candidate's processes are reaped
     assert not left, [Path(f"/proc/{pid}/cmdline").read_bytes() for pid in left]
 
 
-def test_a_zygote_that_died_while_idle_is_replaced_without_a_failure() -> None:
+@pytest.mark.parametrize("victim", ["zygote", "server"])
+def test_a_zygote_that_died_while_idle_is_replaced_without_a_failure(victim: str) -> None:
     assert run_candidate("x = 1", ["assert x == 1"], isolation="fork").exit_code == "pass"
-    (idle,) = idle_pids()
-    os.kill(idle, signal.SIGKILL)
+    (idle,) = idle_zygotes()
+    (server,) = idle_pids() - {idle}
+    os.kill(idle if victim == "zygote" else server, signal.SIGKILL)
     os.waitid(os.P_PID, idle, os.WEXITED | os.WNOWAIT)  # dead, not yet reaped: the runner finds out
     assert run_candidate("x = 1", ["assert x == 1"], isolation="fork").exit_code == "pass"
-    assert idle not in idle_pids()
+    assert idle not in idle_pids() and server not in idle_pids()
 
 
 def test_the_zygotes_memory_stays_flat_over_ten_thousand_candidates() -> None:
     run_candidate("x = 1", ["assert x == 1"], isolation="fork")
-    (zygote,) = idle_pids()
-    before = rss_anon_kib(zygote)
+    zygote = idle_pids()
+    before = sum(map(rss_anon_kib, zygote))
     for number in range(10_000):
         result = run_candidate("x = [number for number in range(100)]", ["assert len(x) == 100"], isolation="fork")
         assert result.exit_code == "pass", (number, result)
-    assert idle_pids() == {zygote}  # one zygote forked them all
-    assert rss_anon_kib(zygote) - before < 2048, (before, rss_anon_kib(zygote))
+    assert idle_pids() == zygote  # one zygote forked them all
+    after = sum(map(rss_anon_kib, zygote))
+    assert after - before < 2048, (before, after)
 
 
 def test_a_zygote_ends_with_its_host(tmp_path: Path) -> None:
@@ -117,11 +129,11 @@ def test_a_zygote_ends_with_its_host(tmp_path: Path) -> None:
     host = subprocess.Popen(
         [sys.executable, "-c", script], cwd=ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
     )
-    zygote = int(host.stdout.readline())  # type: ignore[union-attr]
+    zygote = [int(pid) for pid in host.stdout.readline().split()]  # type: ignore[union-attr]
     host.kill()
     host.wait()
     wait_for_orphans()  # the zygote, now ours, must end by itself: its end of the socket reads empty
-    assert not Path(f"/proc/{zygote}").exists()
+    assert zygote and not [pid for pid in zygote if Path(f"/proc/{pid}").exists()]
 
 
 def test_zygotes_killed_mid_sweep_cost_a_retry_and_no_verdict(

@@ -193,20 +193,23 @@ def die_with_host(lifeline_fd: int) -> None:
 
 # ---- a PID namespace: nothing the candidate starts can outlive it --------------------------------------
 #
-# Where the kernel allows it, three processes run this script:
+# Where the kernel allows it, the candidate runs in a PID namespace of its own, under an init:
 #
-#   keeper     the interpreter the host started. It makes a new user and PID namespace, forks the
-#              init, waits for it and ends as it did. Nothing inside the namespace can see it.
 #   init       PID 1 of the namespace. It forks the candidate's process, reaps whatever is
 #              re-parented to it, and exits as soon as the candidate's process ends or the host
 #              goes away (the lifeline).
-#   candidate  PID 2: everything after contain() runs here.
+#   candidate  PID 2: everything after the namespace is made runs here.
+#
+# In isolation "fork" the zygote forks the init straight into a namespace it made for it (serve()).
+# A fresh interpreter cannot enter a PID namespace itself (unshare() puts only its children in the
+# new one), so in isolation "fresh" it makes the namespaces and forks the init, then stays outside
+# as the *keeper*: it waits for the init and ends as it did. Nothing inside can see it.
 #
 # Why nothing survives: a process cannot leave its PID namespace, so whatever the candidate starts,
 # however it detaches (setsid, double fork, re-parenting), is in it. When the init exits, for any
 # reason, the kernel SIGKILLs every process left in the namespace, and the init's exit completes
 # (it becomes reapable) only once all of them are gone (zap_pid_ns_processes). Whoever reaps the
-# init, the keeper or the host, therefore finds the namespace empty (worker/proctree.py).
+# init, the keeper, the zygote or the host, therefore finds the namespace empty (worker/proctree.py).
 #
 # The candidate is not PID 1 itself: PID 1 ignores every signal it has no handler for, so
 # os.kill(os.getpid(), SIGKILL) would not end it, and every orphan would become its zombie. Nor is it
@@ -220,24 +223,48 @@ CLONE_NEWUSER, CLONE_NEWPID = 0x10000000, 0x20000000
 def unshare(flags: int) -> None:
     if hasattr(os, "unshare"):  # Python 3.12+
         os.unshare(flags)
-        return
-    # Python 3.10 and 3.11 have no os.unshare. _ctypes alone costs ~0.3 ms where `import ctypes`
-    # costs ~1.6 ms; the import guard takes it out of sys.modules before any candidate code runs.
-    import _ctypes
+    else:
+        _libc("unshare")(flags)
 
-    class Int(_ctypes._SimpleCData):
-        _type_ = "i"
 
-    class Function(_ctypes.CFuncPtr):
-        _flags_ = _ctypes.FUNCFLAG_CDECL | _ctypes.FUNCFLAG_USE_ERRNO
-        _restype_ = Int
+def setns(fd: int, kind: int) -> None:
+    if hasattr(os, "setns"):  # Python 3.12+
+        os.setns(fd, kind)
+    else:
+        _libc("setns")(fd, kind)
 
-    class Libc:
-        _handle = _ctypes.dlopen(None)
 
-    if Function(("unshare", Libc))(flags) != 0:
-        code = _ctypes.get_errno()
-        raise OSError(code, os.strerror(code))
+_functions: dict[str, object] = {}
+
+
+def _libc(name: str):
+    """libc's `name`, a function of int arguments returning 0 or -1 with errno, raising OSError.
+
+    Python 3.10 and 3.11 have no os.unshare or os.setns. _ctypes alone costs ~0.3 ms where `import
+    ctypes` costs ~1.6 ms; the import guard takes it out of sys.modules before any candidate code runs.
+    """
+    if name not in _functions:
+        import _ctypes
+
+        class Int(_ctypes._SimpleCData):
+            _type_ = "i"
+
+        class Function(_ctypes.CFuncPtr):
+            _flags_ = _ctypes.FUNCFLAG_CDECL | _ctypes.FUNCFLAG_USE_ERRNO
+            _restype_ = Int
+
+        class Libc:
+            _handle = _ctypes.dlopen(None)
+
+        function = Function((name, Libc))
+
+        def call(*arguments: int) -> None:
+            if function(*arguments) != 0:
+                code = _ctypes.get_errno()
+                raise OSError(code, os.strerror(code))
+
+        _functions[name] = call
+    return _functions[name]
 
 
 def new_pid_namespace() -> str:
@@ -274,7 +301,12 @@ def contain(lifeline_fd: int) -> None:
     init = os.fork()
     if init:
         keep(init)
-    # The init: SIGCHLD must wake it, from before the candidate's process exists.
+    start_under_init(lifeline_fd, select)
+
+
+def start_under_init(lifeline_fd: int, select) -> None:
+    """In the init: fork the candidate's process and return in it; the init itself never returns."""
+    # SIGCHLD must wake the init, from before the candidate's process exists.
     wake_r, wake_w = os.pipe()
     os.set_blocking(wake_w, False)
     _signal.set_wakeup_fd(wake_w)
@@ -489,9 +521,11 @@ def main(
     lifeline_fd: int,
     pid_namespace: str,
     script: str | None = None,
+    init: bool = False,
 ) -> None:
     """Run the candidate and write the record; never returns. `script`: the file a fresh interpreter
-    was started on, removed first (it holds the nonce; the candidate has no business reading it)."""
+    was started on, removed first (it holds the nonce; the candidate has no business reading it).
+    `init`: a zygote forked this process as PID 1 of a namespace it made for it."""
     if script is not None:
         os.unlink(script)
     # The host sets our resource limits (prlimit), then sends "g" down the lifeline: no candidate
@@ -499,8 +533,12 @@ def main(
     if _read(lifeline_fd, 1) != b"g":
         _exit(1)
     # pid_namespace is the setting: "auto" (where the kernel allows), "require" or "off".
-    namespace = new_pid_namespace() if pid_namespace != "off" else "off"
-    if namespace == "on":
+    namespace = "on" if init else new_pid_namespace() if pid_namespace != "off" else "off"
+    if init:
+        import select  # the zygote's, loaded already
+
+        start_under_init(lifeline_fd, select)
+    elif namespace == "on":
         contain(lifeline_fd)
     elif pid_namespace == "require":
         _write(2, f"codeexec: a PID namespace is required, and the kernel {namespace}\n".encode())
@@ -527,45 +565,55 @@ def main(
 
 # ---- the zygote: one warm interpreter, one fork per candidate ------------------------------------------
 #
-# Isolation "fork": the host starts this script once, with serve(sock_fd) as its call. The zygote
-# never runs a byte of candidate code and never installs the guards; it only answers the host's
-# requests on a unix socket (SOCK_SEQPACKET: one request, one message), one candidate at a time:
+# Isolation "fork": the host starts this script once, with serve(sock_fd, nest) as its call. The
+# zygote never runs a byte of candidate code and never installs the guards; it only answers the
+# host's requests on a unix socket (SOCK_SEQPACKET: one request, one message), one candidate at a time.
+# First it says b"ready <pid>": the pid, as the host sees it, of the process that serves.
+#
+# With `nest` (the pid_namespace setting is not "off"), the process the host started makes a user
+# and a PID namespace and forks the server into them as their PID 1; it then only waits for it and
+# ends as it did, and the server exits when that process goes (a pipe between them reads empty). In
+# there, each candidate's init is forked straight into a PID namespace of its own: an
+# unshare(CLONE_NEWPID) before the fork, a setns() back after it (the server holds CAP_SYS_ADMIN in
+# its own user namespace, which both need). That spares every candidate the keeper and a user
+# namespace of its own: a fork and ~1 ms of CPU (measured: README, "Benchmarks"). Where the kernel
+# refuses, the zygote serves from where it was started, and each candidate's process makes its
+# namespace by itself (the keeper), or reports the refusal.
 #
 #   b"run <workdir>\0<name>=<value>\0..." with four descriptors (SCM_RIGHTS): stdout, stderr, record,
 #       lifeline. Fork a process for the candidate in <workdir>, with those variables added to the
-#       environment; answer b"pid <pid>". The host has written the other arguments of main(), a
-#       marshalled dict, into <workdir>/.codeexec_call.
+#       environment; answer b"pid <pid>", its pid as the host sees it. The host has written the other
+#       arguments of main(), a marshalled dict, into <workdir>/.codeexec_call.
 #   b"wait", b"poll"
 #       reap that process (poll: only if it has ended); answer b"status <waitpid status>", or
 #       b"running".
 #
 # An empty read is the host's end closing (it is gone): the zygote exits. Its only child is the
 # candidate's process, which it reaps only when asked, so the host may signal the process group
-# until then (the pid cannot be reused while unreaped). Orphans of the candidate go to the host (a
-# subreaper), exactly as with a fresh interpreter.
+# until then (the pid cannot be reused while unreaped). Without a namespace, orphans of the
+# candidate go to the host (a subreaper), exactly as with a fresh interpreter.
 
 CALL_FILE = ".codeexec_call"
 
 
-def serve(sock_fd: int) -> None:
+def serve(sock_fd: int, nest: bool) -> None:
     import _socket  # the zygote's: loaded once, into no candidate's time
     import marshal
-    import select  # noqa: F401  (contain()'s, for every candidate's init: loaded here once)
+    import select  # start_under_init()'s, for every candidate's init: loaded here once
 
-    # Each candidate's process makes its own namespaces (new_pid_namespace), which costs ~1.8 ms of
-    # kernel time more from the host's user namespace than from one of the zygote's own (measured
-    # here: 3.5 against 2.2 ms for a fork, a namespace and a child), so the zygote enters one first.
-    # Where the kernel refuses, each candidate's process tries on its own and reports the refusal.
-    uid, gid = os.geteuid(), os.getegid()
-    try:
-        unshare(CLONE_NEWUSER)
-        map_ids(uid, gid)
-    except OSError:
-        pass
     sock = _socket.socket(fileno=sock_fd)
+    home, watch = nest_in_namespaces(sock) if nest else (None, None)
+    if home is None:
+        sock.sendall(b"ready %d" % os.getpid())
+    else:
+        watching = select.poll()
+        watching.register(sock_fd, select.POLLIN)
+        watching.register(watch, select.POLLIN)
     room = _socket.CMSG_SPACE(4 * 4)
-    child = 0
+    child, init = 0, False
     while True:
+        if home is not None and any(fd == watch for fd, _ in watching.poll()):
+            _exit(1)  # the process the host started is gone (killed): so are we, and every candidate
         try:
             request, ancillary, _, _ = sock.recvmsg(8192, room)
         except OSError:
@@ -580,21 +628,71 @@ def serve(sock_fd: int) -> None:
                 if level == _socket.SOL_SOCKET and kind == _socket.SCM_RIGHTS
                 for at in range(0, len(data) - 3, 4)
             ]
+            init = home is not None and namespace_for_next_fork()
             child = os.fork()
             if child == 0:
-                become_candidate(sock, fds, rest.decode("utf-8", "surrogateescape"), marshal)
+                become_candidate(sock, fds, rest.decode("utf-8", "surrogateescape"), marshal, init)
+            if init:
+                setns(home, CLONE_NEWPID)  # our next child is ours again, until the next unshare
             for fd in fds:
                 _close(fd)
-            answer = b"pid %d" % child
+            answer = b"pid %d" % (host_pid(child) if home is not None else child)
         else:
             pid, status = os.waitpid(child, os.WNOHANG if verb == b"poll" else 0)
+            if init and os.WIFEXITED(status) and 128 < os.WEXITSTATUS(status) < 128 + _signal.NSIG:
+                status = os.WEXITSTATUS(status) - 128  # as keep() does: the candidate died of that signal
             answer = b"status %d" % status if pid else b"running"
         sock.sendall(answer)
 
 
-def become_candidate(sock, fds: list[int], request: str, marshal) -> None:
+def nest_in_namespaces(sock) -> tuple[int | None, int | None]:
+    """Fork the server into a user and a PID namespace of its own, as PID 1; in the server, a
+    descriptor of that PID namespace and the read end of the pipe held by the process the host
+    started (which never returns from here). (None, None) where the kernel refuses."""
+    uid, gid = os.geteuid(), os.getegid()
+    try:
+        _close(os.pidfd_open(os.getpid()))  # host_pid() needs pidfds
+        unshare(CLONE_NEWUSER | CLONE_NEWPID)
+    except (OSError, AttributeError):
+        return None, None
+    map_ids(uid, gid)
+    watch, held = os.pipe()
+    server = os.fork()
+    if server:
+        _close(watch)
+        sock.sendall(b"ready %d" % server)
+        sock.close()
+        keep(server)
+    _close(held)
+    return _open("/proc/self/ns/pid", os.O_RDONLY), watch
+
+
+def namespace_for_next_fork() -> bool:
+    try:
+        unshare(CLONE_NEWPID)
+    except OSError:  # the candidate's process tries by itself, and reports a refusal
+        return False
+    return True
+
+
+def host_pid(pid: int) -> int:
+    """The pid the host knows our child `pid` by. /proc is the host's, and a pidfd's fdinfo gives the
+    pid in the namespace of the /proc it is read through."""
+    fd = os.pidfd_open(pid)
+    try:
+        info = _open(f"/proc/self/fdinfo/{fd}", os.O_RDONLY)
+        try:
+            text = _read(info, 4096)
+        finally:
+            _close(info)
+    finally:
+        _close(fd)
+    return int(text.split(b"\nPid:\t", 1)[1].split(b"\n", 1)[0])
+
+
+def become_candidate(sock, fds: list[int], request: str, marshal, init: bool) -> None:
     """In the zygote's fork: set up what a fresh interpreter started by the host would have, then run
-    main(). Never returns."""
+    main(). `init`: this process is PID 1 of a namespace of its own. Never returns."""
     try:
         stdout_fd, stderr_fd, record_fd, lifeline_fd = fds
         workdir, *variables = request.split("\0")
@@ -620,7 +718,7 @@ def become_candidate(sock, fds: list[int], request: str, marshal) -> None:
         os.unlink(CALL_FILE)  # it holds the nonce, like the fresh interpreter's script
         arguments = marshal.loads(data)
         sys.argv[0] = os.path.join(workdir, ".codeexec_runner.py")
-        main(**arguments, record_fd=record_fd, lifeline_fd=lifeline_fd)
+        main(**arguments, record_fd=record_fd, lifeline_fd=lifeline_fd, init=init)
     except BaseException:  # never back into the zygote's loop; end as an interpreter would
         sys.excepthook(*sys.exc_info())
     try:

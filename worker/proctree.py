@@ -1,14 +1,15 @@
 """Kill and reap every process a candidate started, wherever it went.
 
 Where the kernel allows it, a candidate runs in a PID namespace of its own (worker/child.py says
-how): the candidate's root process is the namespace's keeper (the host's child; in isolation "fork"
-a zygote's, which reaps it only when the host asks: worker/zygote.py), the keeper's child its init,
-and everything the candidate starts is inside. That makes cleanup correct by construction: SIGKILL the keeper's process
-group (keeper, init, and whatever stayed in the session), reap the keeper, then reap the init if it
-was re-parented to us. The init dies of that SIGKILL; its death makes the kernel SIGKILL everything
-left in the namespace, and its exit completes only once the namespace is empty, so reaping it is
-proof that nothing is left. The init never leaves the keeper's session, and getsid() works on a
-zombie, so it is found without looking at the candidate's processes at all.
+how), under the namespace's init. The candidate's root process is the init itself (isolation "fork":
+a zygote's child, which the zygote reaps only when the host asks: worker/zygote.py) or the keeper
+that forked it (isolation "fresh": the host's child), and everything the candidate starts is inside.
+That makes cleanup correct by construction: SIGKILL the root's process group (the keeper, the init,
+and whatever stayed in the session), reap the root, then reap the init if it was re-parented to us.
+The init dies of that SIGKILL; its death makes the kernel SIGKILL everything left in the namespace,
+and its exit completes only once the namespace is empty, so reaping it is proof that nothing is
+left. The init never leaves the root's session, and getsid() works on a zombie, so it is found
+without looking at the candidate's processes at all.
 
 Without a namespace (the kernel refused one, or the setting is off) the same steps are a best
 effort: the host is a child subreaper (Linux prctl), so an orphaned descendant comes back to it;

@@ -233,7 +233,8 @@ def _run_in(workdir: str, code: str, assertions: list[str], timeout: float, conf
             root: subprocess.Popen[bytes] | Forked
             try:
                 if config.isolation == "fork":
-                    warm = held.enter_context(zygote(command, _script_head("serve"), _environment(config)))
+                    nest = config.pid_namespace != "off"
+                    warm = held.enter_context(zygote(command, _script_head("serve"), _environment(config), nest))
                     root = Forked(warm, warm.fork(workdir, own, arguments, theirs))
                     tree.started(root, inherited=warm.token)
                 else:

@@ -18,6 +18,7 @@ becomes an infra_error, retried like any other) and the next candidate starts a 
 from __future__ import annotations
 
 import array
+import atexit
 import marshal
 import os
 import secrets
@@ -44,8 +45,9 @@ class ZygoteLost(Exception):
 class Zygote:
     """One zygote process and the host's end of its socket."""
 
-    def __init__(self, command: list[str], head: str, env: dict[str, str]) -> None:
-        """command: the interpreter and its flags; head: the code that imports serve()."""
+    def __init__(self, command: list[str], head: str, env: dict[str, str], nest: bool) -> None:
+        """command: the interpreter and its flags; head: the code that imports serve(); nest: put each
+        candidate in a PID namespace of its own (worker/child.py, serve())."""
         # Each candidate's process sets its own tree token (worker/proctree.py), but /proc shows a
         # process's environment as it was when its program started: a fork that does not exec shows
         # the zygote's. The zygote's own token makes those known to the cleanup too.
@@ -53,7 +55,7 @@ class Zygote:
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         try:
             self.process = subprocess.Popen(
-                [*command, "-c", f"{head}serve({theirs.fileno()})\n"],
+                [*command, "-c", f"{head}serve({theirs.fileno()}, {nest})\n"],
                 cwd="/",
                 env={**env, TOKEN_VARIABLE: self.token},
                 stdin=subprocess.DEVNULL,
@@ -73,6 +75,12 @@ class Zygote:
         self.sock = ours
         self.sock.settimeout(_ANSWER_S)
         self.broken = False
+        answer = self._ask(None)
+        if not answer.startswith(b"ready "):
+            raise self._lost(f"the zygote answered {answer[:80]!r}")
+        # The process that forks the candidates' (the one started here, or its child in namespaces of
+        # its own); the zygote's processes are these two.
+        self.pids = {self.process.pid, int(answer[6:])}
 
     def fork(self, workdir: str, variables: dict[str, str], arguments: dict[str, object], fds: list[int]) -> int:
         """Start a candidate's process in workdir, with `variables` added to the zygote's environment and
@@ -94,11 +102,13 @@ class Zygote:
             raise self._lost(f"the zygote answered {answer[:80]!r}")
         return int(answer[7:])
 
-    def _ask(self, request: bytes, ancillary: list[tuple[int, int, array.array]] | None = None) -> bytes:
+    def _ask(self, request: bytes | None, ancillary: list[tuple[int, int, array.array]] | None = None) -> bytes:
+        """Send `request` (None: nothing) and read the answer."""
         if self.broken:
             raise self._lost("the zygote died earlier in this candidate's run")
         try:
-            self.sock.sendmsg([request], ancillary or [])
+            if request is not None:
+                self.sock.sendmsg([request], ancillary or [])
             answer = self.sock.recv(4096)
         except TimeoutError as exc:
             raise self._lost(f"the zygote did not answer within {_ANSWER_S:g} s") from exc
@@ -186,9 +196,9 @@ _MAX_IDLE = 4
 
 
 @contextmanager
-def zygote(command: list[str], head: str, env: dict[str, str]) -> Iterator[Zygote]:
+def zygote(command: list[str], head: str, env: dict[str, str], nest: bool) -> Iterator[Zygote]:
     """An idle zygote of this kind, started if there is none, for one candidate; given back after."""
-    kind = (os.getpid(), tuple(command), tuple(sorted(env.items())))
+    kind = (os.getpid(), tuple(command), tuple(sorted(env.items())), nest)
     found = None
     with _lock:
         # Not a fork's copy of its parent's zygotes, nor one that died while idle (poll() reaps it).
@@ -200,7 +210,7 @@ def zygote(command: list[str], head: str, env: dict[str, str]) -> Iterator[Zygot
                 break
     for warm in dead:
         warm.close()
-    found = found or Zygote(command, head, env)
+    found = found or Zygote(command, head, env, nest)
     try:
         yield found
     finally:
@@ -215,7 +225,7 @@ def zygote(command: list[str], head: str, env: dict[str, str]) -> Iterator[Zygot
 def idle_pids() -> set[int]:
     """The processes of this process's idle zygotes."""
     with _lock:
-        return {warm.process.pid for kind, warm in _idle if kind[0] == os.getpid()}
+        return {pid for kind, warm in _idle if kind[0] == os.getpid() for pid in warm.pids}
 
 
 def close_idle() -> None:
@@ -225,3 +235,8 @@ def close_idle() -> None:
         _idle.clear()
     for warm in ours:
         warm.close()
+
+
+# A process that ends normally waits for its zygotes to end, rather than leave them to end as orphans
+# of whoever adopts them (a subreaper that never reaps them would keep their zombies).
+atexit.register(close_idle)
