@@ -364,12 +364,18 @@ class DeniedImport(ImportError):
     """Raised in place of importing a denied module."""
 
 
-def install_guards(denied: list[str]) -> None:
-    """Refuse denied modules to candidate code, by every route that names them, and disable os.system.
+def guards(denied: list[str]):
+    """Build the guards that refuse denied modules to candidate code, by every route that names them,
+    and disable os.system; return the function that installs them.
 
     Modules of the installed Python (stdlib, site-packages) may still import them for their own
     use: ``import tempfile`` needs shutil, ``import asyncio`` needs subprocess. Code counts as the
     installed Python's when its module's ``__file__`` lies under a directory on sys.path at start-up.
+
+    Installing them unloads the denied modules loaded when they were built, so nothing may be
+    imported in between. A zygote builds them once, before its first fork (serve()): a fork that
+    built them itself would write to hundreds of pages it shares with the zygote, each copied on
+    write (~0.5 ms a candidate, measured).
     """
     denied_set = frozenset(denied)
     roots = frozenset(name.partition(".")[0] for name in denied_set)
@@ -428,15 +434,8 @@ def install_guards(denied: list[str]) -> None:
             return None
 
     guard_codes = {guarded_import.__code__, guarded_gcd_import.__code__, DenyFinder.find_spec.__code__}
-    # importlib takes its __import__ from _frozen_importlib when it is first imported.
-    builtins.__import__ = _frozen_importlib.__import__ = guarded_import
-    if "importlib" in sys.modules:
-        sys.modules["importlib"].__import__ = guarded_import
-    _frozen_importlib._gcd_import = guarded_gcd_import
-    sys.meta_path.insert(0, DenyFinder)
     # A module already loaded would be handed out without asking any finder: unload denied ones.
-    for name in [name for name in sys.modules if is_denied(name)]:
-        del sys.modules[name]
+    loaded_denied = [name for name in sys.modules if is_denied(name)]
 
     def refused(name: str):
         def refuse_call(*args, **kwargs):
@@ -444,8 +443,21 @@ def install_guards(denied: list[str]) -> None:
 
         return refuse_call
 
-    os.system = posix.system = refused("os.system")
-    os.popen = refused("os.popen")  # os.system by another name
+    no_system, no_popen = refused("os.system"), refused("os.popen")  # os.popen: os.system by another name
+
+    def install() -> None:
+        # importlib takes its __import__ from _frozen_importlib when it is first imported.
+        builtins.__import__ = _frozen_importlib.__import__ = guarded_import
+        if "importlib" in sys.modules:
+            sys.modules["importlib"].__import__ = guarded_import
+        _frozen_importlib._gcd_import = guarded_gcd_import
+        sys.meta_path.insert(0, DenyFinder)
+        for name in loaded_denied:
+            del sys.modules[name]
+        os.system = posix.system = no_system
+        os.popen = no_popen
+
+    return install
 
 
 # ---- running the candidate ----------------------------------------------------------------------------
@@ -522,10 +534,12 @@ def main(
     pid_namespace: str,
     script: str | None = None,
     init: bool = False,
+    install_guards=None,
 ) -> None:
     """Run the candidate and write the record; never returns. `script`: the file a fresh interpreter
     was started on, removed first (it holds the nonce; the candidate has no business reading it).
-    `init`: a zygote forked this process as PID 1 of a namespace it made for it."""
+    `init`: a zygote forked this process as PID 1 of a namespace it made for it. `install_guards`:
+    the zygote's guards(denied), else they are built here."""
     if script is not None:
         os.unlink(script)
     # The host sets our resource limits (prlimit), then sends "g" down the lifeline: no candidate
@@ -545,7 +559,7 @@ def main(
         _exit(1)
     else:
         _thread.start_new_thread(die_with_host, (lifeline_fd,))
-    install_guards(denied)
+    (install_guards or guards(denied))()
     pid = int(os.readlink("/proc/self"))  # the pid the host sees, also inside a namespace
     send(record_fd, nonce, "started", protections={"pid_namespace": namespace}, pid=pid, **clock())
 
@@ -596,13 +610,14 @@ def main(
 CALL_FILE = ".codeexec_call"
 
 
-def serve(sock_fd: int, nest: bool) -> None:
+def serve(sock_fd: int, nest: bool, denied: list[str]) -> None:
     import _socket  # the zygote's: loaded once, into no candidate's time
     import marshal
     import select  # start_under_init()'s, for every candidate's init: loaded here once
 
     sock = _socket.socket(fileno=sock_fd)
     home, watch = nest_in_namespaces(sock) if nest else (None, None)
+    prepared = (denied, guards(denied))  # after the last import of ours, as guards() requires
     if home is None:
         sock.sendall(b"ready %d" % os.getpid())
     else:
@@ -631,7 +646,7 @@ def serve(sock_fd: int, nest: bool) -> None:
             init = home is not None and namespace_for_next_fork()
             child = os.fork()
             if child == 0:
-                become_candidate(sock, fds, rest.decode("utf-8", "surrogateescape"), marshal, init)
+                become_candidate(sock, fds, rest.decode("utf-8", "surrogateescape"), marshal, init, prepared)
             if init:
                 setns(home, CLONE_NEWPID)  # our next child is ours again, until the next unshare
             for fd in fds:
@@ -690,9 +705,10 @@ def host_pid(pid: int) -> int:
     return int(text.split(b"\nPid:\t", 1)[1].split(b"\n", 1)[0])
 
 
-def become_candidate(sock, fds: list[int], request: str, marshal, init: bool) -> None:
+def become_candidate(sock, fds: list[int], request: str, marshal, init: bool, prepared) -> None:
     """In the zygote's fork: set up what a fresh interpreter started by the host would have, then run
-    main(). `init`: this process is PID 1 of a namespace of its own. Never returns."""
+    main(). `init`: this process is PID 1 of a namespace of its own; `prepared`: (denied, the
+    zygote's guards for them). Never returns."""
     try:
         stdout_fd, stderr_fd, record_fd, lifeline_fd = fds
         workdir, *variables = request.split("\0")
@@ -718,7 +734,9 @@ def become_candidate(sock, fds: list[int], request: str, marshal, init: bool) ->
         os.unlink(CALL_FILE)  # it holds the nonce, like the fresh interpreter's script
         arguments = marshal.loads(data)
         sys.argv[0] = os.path.join(workdir, ".codeexec_runner.py")
-        main(**arguments, record_fd=record_fd, lifeline_fd=lifeline_fd, init=init)
+        denied, install = prepared
+        install = install if arguments["denied"] == denied else None
+        main(**arguments, record_fd=record_fd, lifeline_fd=lifeline_fd, init=init, install_guards=install)
     except BaseException:  # never back into the zygote's loop; end as an interpreter would
         sys.excepthook(*sys.exc_info())
     try:

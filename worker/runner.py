@@ -215,11 +215,12 @@ def _run_in(workdir: str, code: str, assertions: list[str], timeout: float, conf
     own = {"HOME": workdir, "TMPDIR": workdir, **tree.environment}  # this candidate's part of its environment
     # -s: no user site-packages; the script head keeps its directory off sys.path.
     command = [config.interpreter, "-s", *config.interpreter_flags]
+    denied = sorted(config.denied_modules)
     # child.main()'s arguments but the descriptors, whichever way its process starts.
     arguments = {
         "candidate": code,
         "assertions": assertions,
-        "denied": sorted(config.denied_modules),
+        "denied": denied,
         "nonce": nonce,
         "pid_namespace": config.pid_namespace,
     }
@@ -234,7 +235,9 @@ def _run_in(workdir: str, code: str, assertions: list[str], timeout: float, conf
             try:
                 if config.isolation == "fork":
                     nest = config.pid_namespace != "off"
-                    warm = held.enter_context(zygote(command, _script_head("serve"), _environment(config), nest))
+                    warm = held.enter_context(
+                        zygote(command, _script_head("serve"), _environment(config), nest, denied)
+                    )
                     root = Forked(warm, warm.fork(workdir, own, arguments, theirs))
                     tree.started(root, inherited=warm.token)
                 else:

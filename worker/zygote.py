@@ -45,9 +45,10 @@ class ZygoteLost(Exception):
 class Zygote:
     """One zygote process and the host's end of its socket."""
 
-    def __init__(self, command: list[str], head: str, env: dict[str, str], nest: bool) -> None:
+    def __init__(self, command: list[str], head: str, env: dict[str, str], nest: bool, denied: list[str]) -> None:
         """command: the interpreter and its flags; head: the code that imports serve(); nest: put each
-        candidate in a PID namespace of its own (worker/child.py, serve())."""
+        candidate in a PID namespace of its own; denied: the modules its candidates are denied, for
+        the guards it prepares (worker/child.py, serve())."""
         # Each candidate's process sets its own tree token (worker/proctree.py), but /proc shows a
         # process's environment as it was when its program started: a fork that does not exec shows
         # the zygote's. The zygote's own token makes those known to the cleanup too.
@@ -55,7 +56,7 @@ class Zygote:
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         try:
             self.process = subprocess.Popen(
-                [*command, "-c", f"{head}serve({theirs.fileno()}, {nest})\n"],
+                [*command, "-c", f"{head}serve({theirs.fileno()}, {nest}, {denied!r})\n"],
                 cwd="/",
                 env={**env, TOKEN_VARIABLE: self.token},
                 stdin=subprocess.DEVNULL,
@@ -196,9 +197,9 @@ _MAX_IDLE = 4
 
 
 @contextmanager
-def zygote(command: list[str], head: str, env: dict[str, str], nest: bool) -> Iterator[Zygote]:
+def zygote(command: list[str], head: str, env: dict[str, str], nest: bool, denied: list[str]) -> Iterator[Zygote]:
     """An idle zygote of this kind, started if there is none, for one candidate; given back after."""
-    kind = (os.getpid(), tuple(command), tuple(sorted(env.items())), nest)
+    kind = (os.getpid(), tuple(command), tuple(sorted(env.items())), nest, tuple(denied))
     found = None
     with _lock:
         # Not a fork's copy of its parent's zygotes, nor one that died while idle (poll() reaps it).
@@ -210,7 +211,7 @@ def zygote(command: list[str], head: str, env: dict[str, str], nest: bool) -> It
                 break
     for warm in dead:
         warm.close()
-    found = found or Zygote(command, head, env, nest)
+    found = found or Zygote(command, head, env, nest, denied)
     try:
         yield found
     finally:
