@@ -579,10 +579,11 @@ def main(
 
 # ---- the zygote: one warm interpreter, one fork per candidate ------------------------------------------
 #
-# Isolation "fork": the host starts this script once, with serve(sock_fd, nest) as its call. The
-# zygote never runs a byte of candidate code and never installs the guards; it only answers the
-# host's requests on a unix socket (SOCK_SEQPACKET: one request, one message), one candidate at a time.
-# First it says b"ready <pid>": the pid, as the host sees it, of the process that serves.
+# Isolation "fork": the host starts this script once, with serve(sock_fd, nest, denied) as its call.
+# The zygote never runs a byte of candidate code and never installs the guards (it builds them once,
+# for its forks to install: guards()); it only answers the host's requests on a unix socket
+# (SOCK_SEQPACKET: one request, one message), one candidate at a time. First it says b"ready <pid>":
+# the pid, as the host sees it, of the process that serves.
 #
 # With `nest` (the pid_namespace setting is not "off"), the process the host started makes a user
 # and a PID namespace and forks the server into them as their PID 1; it then only waits for it and
