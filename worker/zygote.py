@@ -9,7 +9,8 @@ forked from the pool process), and its memory stays as it was started (each requ
 few bytes and frees them). worker/child.py's serve() is its side of the protocol.
 
 Each thread that runs candidates takes an idle zygote of the right kind (interpreter, flags,
-environment: the hash seed is fixed when an interpreter starts) or starts one, and gives it back
+environment: the hash seed is fixed when an interpreter starts; whether candidates get a PID namespace;
+the denied modules, whose guards it builds once) or starts one, and gives it back
 after the candidate's tree is gone: in a Celery pool process that is one zygote, started with its
 first candidate. A zygote that dies, or answers nonsense, is discarded (the candidate in hand
 becomes an infra_error, retried like any other) and the next candidate starts a new one.
