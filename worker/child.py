@@ -296,16 +296,16 @@ def map_ids(uid: int, gid: int) -> None:
 
 def contain(lifeline_fd: int) -> None:
     """Fork the init into the new namespace and, from it, the candidate's process; return in the latter."""
-    import select  # the init's; imported once, before the forks
-
     init = os.fork()
     if init:
         keep(init)
-    start_under_init(lifeline_fd, select)
+    start_under_init(lifeline_fd)
 
 
-def start_under_init(lifeline_fd: int, select) -> None:
+def start_under_init(lifeline_fd: int) -> None:
     """In the init: fork the candidate's process and return in it; the init itself never returns."""
+    import select  # the init's, before the candidate's fork (a zygote's forks have it loaded already)
+
     # SIGCHLD must wake the init, from before the candidate's process exists.
     wake_r, wake_w = os.pipe()
     os.set_blocking(wake_w, False)
@@ -323,14 +323,22 @@ def start_under_init(lifeline_fd: int, select) -> None:
 def keep(init: int) -> None:
     """The keeper: wait for the init, then end as it did (the init ends as the candidate did)."""
     _, status = os.waitpid(init, 0)
-    code = os.waitstatus_to_exitcode(status)
-    if 128 < code < 128 + _signal.NSIG:  # killed by a signal: die of it too, so the host reads the same
+    signum = died_of(status)
+    if signum:  # die of it too, so the host reads the same
         try:
-            _signal.signal(code - 128, _signal.SIG_DFL)
+            _signal.signal(signum, _signal.SIG_DFL)
         except (OSError, ValueError):  # SIGKILL, SIGSTOP: no handler to reset
             pass
-        _kill(os.getpid(), code - 128)
-    _exit(code)
+        _kill(os.getpid(), signum)
+    _exit(os.waitstatus_to_exitcode(status))
+
+
+def died_of(status: int) -> int | None:
+    """The signal that killed the candidate, from its init's waitpid() status (be_init() exits with
+    128 + it), or None."""
+    if os.WIFEXITED(status) and 128 < os.WEXITSTATUS(status) < 128 + _signal.NSIG:
+        return os.WEXITSTATUS(status) - 128
+    return None
 
 
 def be_init(candidate: int, lifeline_fd: int, wake_fd: int, select) -> None:
@@ -549,9 +557,7 @@ def main(
     # pid_namespace is the setting: "auto" (where the kernel allows), "require" or "off".
     namespace = "on" if init else new_pid_namespace() if pid_namespace != "off" else "off"
     if init:
-        import select  # the zygote's, loaded already
-
-        start_under_init(lifeline_fd, select)
+        start_under_init(lifeline_fd)
     elif namespace == "on":
         contain(lifeline_fd)
     elif pid_namespace == "require":
@@ -655,8 +661,8 @@ def serve(sock_fd: int, nest: bool, denied: list[str]) -> None:
             answer = b"pid %d" % (host_pid(child) if home is not None else child)
         else:
             pid, status = os.waitpid(child, os.WNOHANG if verb == b"poll" else 0)
-            if init and os.WIFEXITED(status) and 128 < os.WEXITSTATUS(status) < 128 + _signal.NSIG:
-                status = os.WEXITSTATUS(status) - 128  # as keep() does: the candidate died of that signal
+            if init and (signum := died_of(status)):
+                status = signum  # as keep() reports it: the candidate died of that signal
             answer = b"status %d" % status if pid else b"running"
         sock.sendall(answer)
 
