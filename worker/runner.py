@@ -1,10 +1,11 @@
-"""Run one candidate program against its assertions, in a fresh ``python -I`` interpreter.
+"""Run one candidate program against its assertions, in a process of its own.
 
-The host side of the runner. For each candidate it makes a temporary directory, writes the child
-script (worker/child.py plus one line that embeds the candidate) into it, starts the interpreter with
-a minimal environment and closed stdin, and then watches three pipes — stdout, stderr and the child's
-private record pipe — with poll() against a monotonic deadline. Whatever happens, the candidate's
-whole process tree is killed and reaped before the RunResult is returned.
+The host side of the runner. For each candidate it makes a temporary directory and starts the
+candidate's process with a minimal environment and closed stdin: forked from a warm zygote
+(isolation "fork", worker/zygote.py), or a fresh interpreter on a script that loads worker/child.py
+and calls its main() (isolation "fresh"). It then watches three pipes — stdout, stderr and the
+child's private record pipe — with poll() against a deadline (worker/timelimit.py). Whatever happens,
+the candidate's whole process tree is killed and reaped before the RunResult is returned.
 """
 
 from __future__ import annotations
