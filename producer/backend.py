@@ -3,9 +3,6 @@
 from __future__ import annotations
 
 import os
-import signal
-import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -15,69 +12,12 @@ import redis
 from redis.backoff import NoBackoff
 from redis.retry import Retry
 
+from producer import resident
 from producer.inputs import InputError
-from producer.lifetime import dies_with_parent
 from producer.server import EmbeddedServer
-from worker import keys
+from producer.workers import LocalWorkers
 from worker.settings import Settings, get_settings
 from worker.store import connect
-
-WORKER_FLAGS = ["--loglevel=WARNING", "-Q", keys.QUEUE, "--without-mingle", "--without-gossip"]
-
-
-class LocalWorkers:
-    """A `celery worker` on this machine with `count` pool processes, logging to the data directory."""
-
-    def __init__(self, count: int, data_dir: Path, redis_url: str) -> None:
-        self.count = count
-        self.env = dict(os.environ, CODEEXEC_REDIS_URL=redis_url)
-        self.log = data_dir / "logs" / f"worker-{os.getpid()}.log"
-        self.process: subprocess.Popen[bytes] | None = None
-
-    def start(self) -> LocalWorkers:
-        self.log.parent.mkdir(parents=True, exist_ok=True)
-        with self.log.open("ab") as log:
-            self.process = subprocess.Popen(
-                [
-                    sys.executable,
-                    "-m",
-                    "producer.cli",
-                    "worker",
-                    f"--concurrency={self.count}",
-                    f"--hostname=local-{os.getpid()}@%h",
-                ],
-                env=self.env,
-                stdin=subprocess.DEVNULL,
-                stdout=log,
-                stderr=log,
-                start_new_session=True,  # Ctrl-C reaches the producer; it stops the workers in order
-                # If the producer dies without stopping them, they die as if their host had: their
-                # unacknowledged jobs go to the next worker, and Celery's pool processes and the
-                # candidates follow their parents down (parent-death signal, lifeline).
-                preexec_fn=dies_with_parent(signal.SIGKILL),
-            )
-        return self
-
-    def alive(self) -> bool:
-        return self.process is not None and self.process.poll() is None
-
-    def stop(self) -> None:
-        """Warm shutdown (finish the running job), then cold (unacknowledged jobs go back to the queue)."""
-        if self.process is None:
-            return
-        for sig, grace in ((signal.SIGTERM, 10), (signal.SIGQUIT, 10), (signal.SIGKILL, 30)):
-            if self.process.poll() is not None:
-                break
-            try:
-                os.killpg(self.process.pid, sig)
-            except ProcessLookupError:
-                break
-            try:
-                self.process.wait(timeout=grace)
-            except subprocess.TimeoutExpired:
-                continue
-        self.process.wait()
-        self.process = None
 
 
 @contextmanager
@@ -85,20 +25,40 @@ def backend(settings: Settings, workers: int | None = None, run_jobs: bool = Fal
     """A Redis client for the command; with run_jobs, also local workers while the command lasts.
 
     Without a Redis URL the private Valkey is started (or joined) and, with run_jobs, one local
-    worker process per core; with a URL, local workers start only when asked for (--workers N).
+    worker process per core: the warm ones of producer/resident.py while CODEEXEC_KEEP_WARM_S is
+    above 0, else the command's own. With a URL, local workers start only when asked for (--workers N).
     """
-    server = None if settings.redis_url else EmbeddedServer(settings.data_dir)
+    if workers is None:
+        workers = settings.workers
+    if settings.redis_url:
+        with _started(settings, None, workers if run_jobs and workers else 0) as url:
+            yield connect(url)
+        return
+    if workers is None:
+        workers = os.cpu_count() or 1
+    data_dir = settings.data_dir.expanduser().resolve()
+    with resident.using(data_dir) as users:
+        if run_jobs and workers and settings.keep_warm_s > 0:
+            with resident.attach(users, data_dir, workers, settings.keep_warm_s) as url:
+                if url:
+                    _check_reachable(url)
+                    yield connect(url)
+                    return
+        with _started(settings, EmbeddedServer(data_dir), workers if run_jobs else 0) as url:
+            yield connect(url)
+
+
+@contextmanager
+def _started(settings: Settings, server: EmbeddedServer | None, workers: int) -> Iterator[str]:
+    """The server, if given (started, or joined if it serves already), and `workers` local workers,
+    for as long as the command lasts; yields the URL."""
     local = None
     try:
         url = server.start() if server else settings.effective_redis_url
         _check_reachable(url)
-        if workers is None:
-            workers = settings.workers
-        if workers is None:
-            workers = (os.cpu_count() or 1) if server else 0
-        if run_jobs and workers:
+        if workers:
             local = LocalWorkers(workers, settings.data_dir, url).start()
-        yield connect(url)
+        yield url
     finally:
         if local:
             local.stop()
@@ -112,6 +72,7 @@ def private_backend(data_dir: Path, workers: int) -> Iterator[redis.Redis]:
     codeexec process started meanwhile, and the Celery app) point there while it lasts."""
     os.environ.pop("CODEEXEC_REDIS_URL", None)
     os.environ["CODEEXEC_DATA_DIR"] = str(data_dir)
+    os.environ["CODEEXEC_KEEP_WARM_S"] = "0"  # workers that start and stop with the benchmark
     get_settings.cache_clear()
     with backend(get_settings(), workers, run_jobs=True) as client:
         yield client

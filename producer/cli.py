@@ -2,6 +2,9 @@
 
 Flags override ``CODEEXEC_*`` environment variables: they are written into the environment before
 the settings are read, so the workers a command starts see them too.
+
+The terminal display (producer.display, and with it rich) is imported by the commands that use it,
+once their samples are submitted: the first sample need not wait for it.
 """
 
 from __future__ import annotations
@@ -16,8 +19,8 @@ from pathlib import Path
 
 import redis
 
-from producer.backend import WORKER_FLAGS, backend
-from producer.display import print_report, print_status, print_workers, stderr, wait_for
+from producer import resident
+from producer.backend import backend
 from producer.inputs import InputError
 from producer.lifetime import Stopped, stop_on_sigterm
 from producer.persample import write_per_sample
@@ -26,6 +29,7 @@ from producer.report import build_report, progress
 from producer.samples import SampleSet, read_samples
 from producer.server import EmbeddedServer
 from producer.submit import check_run_name, load_meta, new_meta, new_run_id, resume, submit
+from producer.workers import WORKER_FLAGS
 from worker import keys, leases
 from worker.models import Problem, RunMeta, SampleKind
 from worker.runner import clamp_timeout
@@ -136,6 +140,7 @@ def build_parser() -> argparse.ArgumentParser:
     worker.add_argument("--concurrency", type=int, help="pool processes (default: cores)")
     worker.add_argument("--hostname", help="worker name (default: celery@<host>)")
     sub.add_parser("server", parents=[shared], help="run the private Valkey in the foreground")
+    sub.add_parser("stop", parents=[shared], help="stop the warm private Valkey and local workers now")
     flower = sub.add_parser("flower", parents=[shared], help="Celery's Flower monitor (needs codeexec[monitor])")
     flower.add_argument("--port", type=int, default=5555)
     return parser
@@ -201,6 +206,8 @@ def cmd_eval(args: argparse.Namespace) -> int:
     settings = get_settings()
     with backend(settings, args.workers, run_jobs=True) as client:
         submit(client, problems, samples, meta, settings.batch_size)
+        from producer.display import stderr, wait_for
+
         stderr.print(f"run [bold]{meta.run}[/]: {meta.n_samples} samples over {meta.n_tasks} tasks")
         try:
             wait_for(client, meta.run, show=not args.json)
@@ -219,6 +226,8 @@ def cmd_submit(args: argparse.Namespace) -> int:
 
 
 def cmd_status(args: argparse.Namespace) -> int:
+    from producer.display import print_status, wait_for
+
     with backend(get_settings(), args.workers, run_jobs=args.wait) as client:
         load_meta(client, args.run)  # a clear error for a run that does not exist
         if args.wait:
@@ -228,6 +237,8 @@ def cmd_status(args: argparse.Namespace) -> int:
 
 
 def cmd_workers(args: argparse.Namespace) -> int:
+    from producer.display import print_workers
+
     with backend(get_settings()) as client:
         listed = leases.workers(client)
         if args.json:
@@ -246,6 +257,8 @@ def cmd_report(args: argparse.Namespace) -> int:
 
 
 def _report(client: redis.Redis, run: str, ks: list[int], args: argparse.Namespace) -> int:
+    from producer.display import print_report, stderr
+
     report = build_report(client, run, ks)
     if args.per_sample:
         count = write_per_sample(client, load_meta(client, run), args.per_sample, getattr(args, "samples", None))
@@ -286,6 +299,8 @@ def cmd_runs(args: argparse.Namespace) -> int:
 
 
 def cmd_resume(args: argparse.Namespace) -> int:
+    from producer.display import stderr, wait_for
+
     with backend(get_settings(), args.workers, run_jobs=True) as client:
         count = resume(client, args.run, args.samples)
         stderr.print(f"enqueued {count} sample(s) with no result")
@@ -318,6 +333,12 @@ def cmd_server(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_stop(args: argparse.Namespace) -> int:
+    data_dir = get_settings().data_dir.expanduser().resolve()
+    print("stopped the warm workers" if resident.stop(data_dir) else f"no warm workers serve {data_dir}")
+    return 0
+
+
 def cmd_flower(args: argparse.Namespace) -> int:
     try:
         import flower  # noqa: F401 — only to say clearly that it is missing
@@ -339,6 +360,7 @@ COMMANDS = {
     "resume": cmd_resume,
     "worker": cmd_worker,
     "server": cmd_server,
+    "stop": cmd_stop,
     "flower": cmd_flower,
 }
 

@@ -18,7 +18,9 @@ from worker.settings import get_settings
 stderr = Console(stderr=True)
 stdout = Console()
 
-_POLL_S = 0.5
+#: Progress is polled every _POLL_S, from _FIRST_POLL_S doubling: a run of a few samples on warm
+#: workers ends within milliseconds, and should not wait half a second to be told.
+_FIRST_POLL_S, _POLL_S = 0.005, 0.5
 _STALL_S = 30.0  # no progress and no job anywhere for this long: jobs were lost, send them again
 _ALONE_S = 5.0  # no progress and no live worker for this long: say so
 NO_WORKER = (
@@ -82,8 +84,10 @@ def wait_for(client: redis.Redis, run: str, show: bool = True) -> None:
         started, start_done = time.monotonic(), done
         last_change, last_done = time.monotonic(), done
         warned_alone = False
+        pause = _FIRST_POLL_S
         while done < total:
-            time.sleep(_POLL_S)
+            time.sleep(pause)
+            pause = min(2 * pause, _POLL_S)
             done, total = progress(client, run)
             elapsed = time.monotonic() - started
             rate = (done - start_done) / elapsed if elapsed > 0 else 0.0

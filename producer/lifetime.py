@@ -1,5 +1,6 @@
-"""The processes codeexec starts for itself (the private Valkey, local workers) end with the command
-that started them, however it ends.
+"""The processes codeexec starts for itself (the private Valkey, local workers) end with the process
+that started them, however it ends: the command, or the resident that keeps them warm between
+commands (producer/resident.py), which a command's Ctrl-C or SIGTERM stops in turn.
 
 - SIGTERM (what `kill`, systemd and `docker stop` send) is handled like Ctrl-C: the command unwinds,
   and its `finally` blocks stop its workers and its server in order.

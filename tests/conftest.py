@@ -19,6 +19,10 @@ from worker.settings import get_settings
 
 INTERPRETERS = interpreters()
 
+# Commands the tests start stop their workers when they end, unless a test asks for warm ones
+# (tests/test_resident.py): a resident left in a temporary data directory would outlive it.
+os.environ["CODEEXEC_KEEP_WARM_S"] = "0"
+
 
 @pytest.fixture(
     params=[

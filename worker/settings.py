@@ -98,6 +98,12 @@ class Settings(BaseSettings, RunnerConfig):
     redis_url: str | None = Field(None, description="Shared Redis/Valkey; unset: the private Valkey in data_dir.")
     data_dir: Path = Field(default_factory=_default_data_dir, description="Where the private Valkey keeps data.")
     workers: int | None = Field(None, ge=0, description="Local worker processes to start (default: one per core).")
+    keep_warm_s: float = Field(
+        300.0,
+        ge=0,
+        description="How long the private Valkey and the local workers stay up after the last command that used "
+        "them, for the next one to start at once (producer/resident.py); 0: they stop with each command.",
+    )
     batch_size: int = Field(16, ge=1, description="Most samples one Celery message carries.")
     max_attempts: int = Field(
         3, ge=1, description="Deliveries of a sample, or runs after infra_error, before giving up."

@@ -1,0 +1,231 @@
+"""Warm workers (producer/resident.py): kept between commands on the embedded default, and gone when
+they should be: after the idle period, on Ctrl-C, on `codeexec stop`, and when the code or the
+settings they were started with change. Real commands, a real Valkey and real Celery workers."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from helpers import ROOT
+from producer import resident
+
+RIGHT = "    return any(abs(a - b) < threshold for i, a in enumerate(numbers) for b in numbers[i + 1 :])\n"
+WRONG = "    return False\n"
+# A candidate that waits for a file the test never writes: the run cannot finish on its own before
+# the test interrupts it (six of them at 30 s each, two at a time).
+WAITS = "    import os, time\n    while not os.path.exists('/nonexistent/flag'):\n        time.sleep(0.05)\n"
+EVAL = [sys.executable, "-m", "producer.cli", "eval", "--problems", "humaneval"]
+WAIT_S = 300.0  # for what must happen, not how fast it happens
+
+
+@pytest.fixture
+def data_dir(tmp_path: Path) -> Iterator[Path]:
+    directory = (tmp_path / "data").resolve()
+    yield directory
+    resident.stop(directory)  # whatever a failed test left running
+
+
+def command_env(data_dir: Path, keep_warm_s: float = 60, **extra: str) -> dict[str, str]:
+    env = {name: value for name, value in os.environ.items() if name != "CODEEXEC_REDIS_URL"}
+    return env | {
+        "PYTHONPATH": str(ROOT),
+        "CODEEXEC_DATA_DIR": str(data_dir),
+        "CODEEXEC_KEEP_WARM_S": str(keep_warm_s),
+        "CODEEXEC_WORKERS": "2",
+        **extra,
+    }
+
+
+def write_samples(path: Path, *completions: str) -> Path:
+    lines = [json.dumps({"task_id": "HumanEval/0", "completion": text}) for text in completions]
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def codeexec(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "producer.cli", *args], env=env, capture_output=True, text=True, timeout=WAIT_S
+    )
+
+
+def evaluate(env: dict[str, str], samples: Path, *args: str) -> dict:
+    done = codeexec(env, "eval", "--problems", "humaneval", "--samples", str(samples), "--json", *args)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
+
+
+def gone(pid: int) -> bool:
+    """The process has exited (a zombie counts: this test process may be the subreaper that adopted it)."""
+    with contextlib.suppress(ChildProcessError):
+        os.waitpid(pid, os.WNOHANG)
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except FileNotFoundError:
+        return True
+    return state in ("Z", "X")
+
+
+def workers_of(pid: int) -> list[int]:
+    """The Celery processes a resident started (their hostname names it)."""
+    found = []
+    for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
+        with contextlib.suppress(OSError):
+            if f"--hostname=local-{pid}@".encode() in cmdline.read_bytes() and not gone(int(cmdline.parent.name)):
+                found.append(int(cmdline.parent.name))
+    return found
+
+
+def wait_until(condition: object, what: str) -> None:
+    deadline = time.monotonic() + WAIT_S
+    while not condition():  # type: ignore[operator]
+        assert time.monotonic() < deadline, f"still waiting after {WAIT_S:g} s for {what}"
+        time.sleep(0.05)
+
+
+def started_pids(data_dir: Path) -> list[int]:
+    """The residents started in data_dir, from their log."""
+    log = data_dir / "logs" / "resident.log"
+    lines = log.read_text().splitlines() if log.exists() else []
+    return [int(line.split()[1].rstrip(":")) for line in lines if "worker(s) on" in line]
+
+
+def test_a_second_command_uses_the_warm_workers(data_dir: Path, tmp_path: Path) -> None:
+    env = command_env(data_dir)
+    samples = write_samples(tmp_path / "two.jsonl", RIGHT, WRONG)
+    first = evaluate(env, samples)
+    state = resident.current(data_dir)
+    assert state is not None and not gone(state.pid), "the workers stopped with the command"
+    second = evaluate(env, samples)
+    assert resident.current(data_dir) == state
+    assert first["pass_at_k"] == second["pass_at_k"] == {"1": 0.5}
+    assert len(started_pids(data_dir)) == 1
+    assert [path.name for path in (data_dir / "logs").glob("worker-*.log")] == [f"worker-{state.pid}.log"]
+
+    assert workers_of(state.pid), "no Celery worker names the resident"
+    stopped = codeexec(env, "stop")
+    assert stopped.returncode == 0 and "stopped" in stopped.stdout
+    assert resident.current(data_dir) is None
+    assert not (data_dir / "valkey.sock").exists(), "the private Valkey is still serving"
+    assert workers_of(state.pid) == []
+    wait_until(lambda: gone(state.pid), "the resident to exit")
+    assert "no warm workers" in codeexec(env, "stop").stdout
+
+
+def test_changed_settings_start_new_workers(data_dir: Path, tmp_path: Path) -> None:
+    samples = write_samples(tmp_path / "two.jsonl", RIGHT, WRONG)
+    evaluate(command_env(data_dir), samples)
+    old = resident.current(data_dir)
+    assert old is not None
+    # A denied module reaches the candidates through the workers' environment: old workers would not deny it.
+    denies = write_samples(tmp_path / "denies.jsonl", "    import json\n" + RIGHT)
+    out = tmp_path / "out.jsonl"
+    report = evaluate(command_env(data_dir, CODEEXEC_DENY_EXTRA='["json"]'), denies, "--per-sample", str(out))
+    new = resident.current(data_dir)
+    assert new is not None and new.pid != old.pid and new.fingerprint != old.fingerprint
+    wait_until(lambda: gone(old.pid), "the old resident to exit")
+    assert report["pass_at_k"] == {"1": 0.0}
+    assert "json" in out.read_text()
+
+
+def test_the_code_is_part_of_the_fingerprint(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    before = resident.fingerprint(2)
+    assert resident.fingerprint(2) == before
+    assert resident.fingerprint(3) != before
+    copy = tmp_path / "copy"
+    for package in ("worker", "producer"):
+        (copy / package).mkdir(parents=True)
+        for path in (ROOT / package).glob("*.py"):
+            (copy / package / path.name).write_bytes(path.read_bytes())
+    monkeypatch.setattr(resident, "ROOT", copy)
+    assert resident.fingerprint(2) == before
+    runner = copy / "worker" / "runner.py"
+    runner.write_text(runner.read_text() + "\n# changed\n")
+    assert resident.fingerprint(2) != before
+
+
+def test_the_workers_stop_after_the_idle_period(data_dir: Path, tmp_path: Path) -> None:
+    evaluate(command_env(data_dir, keep_warm_s=1), write_samples(tmp_path / "one.jsonl", RIGHT))
+    [pid] = started_pids(data_dir)
+    wait_until(lambda: gone(pid), "the resident to stop once idle")
+    assert resident.current(data_dir) is None
+    assert not (data_dir / "valkey.sock").exists()
+    assert "idle for 1 s, stopping" in (data_dir / "logs" / "resident.log").read_text()
+
+
+def interrupted_eval(env: dict[str, str], samples: Path) -> tuple[subprocess.Popen[str], str]:
+    """An eval of candidates that never finish, stopped by Ctrl-C once its run is submitted; its run's name."""
+    command = subprocess.Popen(
+        [*EVAL, "--samples", str(samples), "--timeout", "30", "--json"],
+        env=env,
+        stderr=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
+        text=True,
+    )
+    assert command.stderr is not None
+    line = command.stderr.readline()
+    while line and not line.startswith("run "):  # what it said before it submitted
+        line = command.stderr.readline()
+    assert line, "the command ended before it submitted its run"
+    command.send_signal(signal.SIGINT)
+    assert command.wait(timeout=WAIT_S) == 130, command.stderr.read()
+    return command, line.split()[1].rstrip(":")
+
+
+def test_ctrl_c_stops_the_warm_workers(data_dir: Path, tmp_path: Path) -> None:
+    env = command_env(data_dir)
+    _, run = interrupted_eval(env, write_samples(tmp_path / "waits.jsonl", *[WAITS] * 6))
+    assert resident.current(data_dir) is None
+    [pid] = started_pids(data_dir)
+    assert workers_of(pid) == [] and not (data_dir / "valkey.sock").exists()
+    wait_until(lambda: gone(pid), "the resident to exit")
+    status = codeexec(command_env(data_dir, keep_warm_s=0), "status", run)
+    assert status.returncode == 0 and " / 6 samples done;" in status.stdout, status.stdout
+    assert "(complete)" not in status.stdout
+
+
+def test_ctrl_c_leaves_the_warm_workers_to_another_command(data_dir: Path, tmp_path: Path) -> None:
+    env = command_env(data_dir)
+    evaluate(env, write_samples(tmp_path / "one.jsonl", RIGHT))
+    state = resident.current(data_dir)
+    assert state is not None
+    with resident.using(data_dir):  # another command, using them meanwhile
+        interrupted_eval(env, write_samples(tmp_path / "waits.jsonl", *[WAITS] * 6))
+        assert resident.current(data_dir) == state and not gone(state.pid)
+
+
+def test_commands_that_start_together_share_one_resident(data_dir: Path, tmp_path: Path) -> None:
+    env = command_env(data_dir)
+    samples = write_samples(tmp_path / "two.jsonl", RIGHT, WRONG)
+    command = [*EVAL, "--samples", str(samples), "--json"]
+    running = [subprocess.Popen(command, env=env, stdout=subprocess.PIPE, text=True) for _ in range(3)]
+    reports = [json.loads(process.communicate(timeout=WAIT_S)[0]) for process in running]
+    assert [process.returncode for process in running] == [0, 0, 0]
+    assert [report["pass_at_k"] for report in reports] == [{"1": 0.5}] * 3
+    assert len(started_pids(data_dir)) == 1
+
+
+def test_a_server_another_command_started_is_left_to_it(data_dir: Path, tmp_path: Path) -> None:
+    env = command_env(data_dir)
+    server = subprocess.Popen(
+        [sys.executable, "-m", "producer.cli", "server"], env=env, stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert server.stdout is not None and server.stdout.readline().startswith("serving ")
+        report = evaluate(env, write_samples(tmp_path / "two.jsonl", RIGHT, WRONG))
+        assert report["pass_at_k"] == {"1": 0.5}
+        assert resident.current(data_dir) is None
+        assert "served by a server another command started" in (data_dir / "logs" / "resident.log").read_text()
+        assert server.poll() is None, "the command stopped a server it did not start"
+    finally:
+        server.send_signal(signal.SIGINT)
+        server.wait(timeout=WAIT_S)
