@@ -1,13 +1,15 @@
-"""Start-up: how long `codeexec eval` on the embedded default takes to its first result, by phase,
-with warm workers (a resident, producer/resident.py, left by an earlier command) and cold (none).
+"""Start-up: how long `codeexec eval` on the embedded default takes to its first result, by phase:
+with warm workers (the resident an earlier command left: producer/resident.py), as the first command
+on a data directory (it starts the resident), and with warm workers turned off.
 
 Each round runs, in a new interpreter, what `codeexec eval` does before its first sample is
 recorded: import the command line, get a Redis and workers (`backend()`: attach to the resident,
 or start the private Valkey and the workers), load HumanEval, submit one sample, wait for its
 result. Then, for the whole picture, the command itself on the same one-sample file, from its start
-to its exit. Cold rounds use a new data directory and CODEEXEC_KEEP_WARM_S=0 (the command starts and
-stops everything itself); warm rounds use one data directory whose resident an untimed command
-started. Warm and cold rounds alternate. Medians over the rounds.
+to its exit. "warm" rounds use one data directory whose resident an untimed command started;
+"first" rounds a new data directory each (the resident they start is stopped after, untimed); "off"
+rounds a new data directory and CODEEXEC_KEEP_WARM_S=0 (the command starts and stops the server and
+the workers itself). The modes alternate. Medians over the rounds.
 
     python bench/startup.py [--rounds 5]
 """
@@ -27,6 +29,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 PHASES = ("imports", "Redis and workers", "problems loaded", "submitted", "first result")
 COMMAND = [sys.executable, "-m", "producer.cli", "eval", "--problems", "humaneval"]
+MODES = ("warm", "first", "off")
 
 
 def one_round(samples: Path) -> dict[str, float]:
@@ -64,44 +67,52 @@ def main() -> None:
     if args.child:
         print(json.dumps(one_round(args.child)))
         return
-    phases: dict[str, list[dict[str, float]]] = {"warm": [], "cold": []}
-    commands: dict[str, list[float]] = {"warm": [], "cold": []}
+    phases: dict[str, list[dict[str, float]]] = {mode: [] for mode in MODES}
+    commands: dict[str, list[float]] = {mode: [] for mode in MODES}
     with tempfile.TemporaryDirectory() as tmp:
         samples = Path(tmp) / "one.jsonl"
         samples.write_text(json.dumps({"task_id": "HumanEval/0", "completion": "    return False\n"}) + "\n")
         base = {k: v for k, v in os.environ.items() if k != "CODEEXEC_REDIS_URL"} | {"PYTHONPATH": str(ROOT)}
-        warm = base | {"CODEEXEC_DATA_DIR": f"{tmp}/warm", "CODEEXEC_KEEP_WARM_S": "600"}
+        base["CODEEXEC_KEEP_WARM_S"] = "600"
+        warm = base | {"CODEEXEC_DATA_DIR": f"{tmp}/warm"}
         subprocess.run([*COMMAND, "--samples", str(samples)], env=warm, check=True, capture_output=True)
         try:
             for number in range(args.rounds):
-                cold = base | {"CODEEXEC_KEEP_WARM_S": "0"}
-                for mode, env in (("warm", warm), ("cold", cold)):
-                    if mode == "cold":
-                        env = env | {"CODEEXEC_DATA_DIR": f"{tmp}/phases{number}"}
-                    out = subprocess.run(
-                        [sys.executable, __file__, "--child", str(samples)],
-                        env=env,
-                        check=True,
-                        capture_output=True,
-                        text=True,
-                    )
-                    phases[mode].append(json.loads(out.stdout.splitlines()[-1]))
-                    if mode == "cold":
-                        env = env | {"CODEEXEC_DATA_DIR": f"{tmp}/eval{number}"}
-                    began = time.monotonic()
-                    done = subprocess.run([*COMMAND, "--samples", str(samples)], env=env, capture_output=True)
-                    commands[mode].append(time.monotonic() - began)
-                    if done.returncode != 0:
-                        raise SystemExit(f"codeexec eval failed:\n{done.stderr.decode()}")
+                for mode in MODES:
+                    for what in ("phases", "command"):
+                        env = warm
+                        if mode != "warm":
+                            env = base | {"CODEEXEC_DATA_DIR": f"{tmp}/{mode}-{what}-{number}"}
+                            env["CODEEXEC_KEEP_WARM_S"] = "0" if mode == "off" else "600"
+                        if what == "phases":
+                            out = subprocess.run(
+                                [sys.executable, __file__, "--child", str(samples)],
+                                env=env,
+                                check=True,
+                                capture_output=True,
+                                text=True,
+                            )
+                            phases[mode].append(json.loads(out.stdout.splitlines()[-1]))
+                        else:
+                            began = time.monotonic()
+                            done = subprocess.run([*COMMAND, "--samples", str(samples)], env=env, capture_output=True)
+                            commands[mode].append(time.monotonic() - began)
+                            if done.returncode != 0:
+                                raise SystemExit(f"codeexec eval failed:\n{done.stderr.decode()}")
+                        if mode == "first":
+                            stop(env)
         finally:
-            subprocess.run([sys.executable, "-m", "producer.cli", "stop"], env=warm, check=True, capture_output=True)
+            stop(warm)
     print(f"codeexec eval, one sample, embedded default; {args.rounds} rounds, medians, seconds from start")
-    print(f"  {'':<20} {'warm':>6} {'cold':>6}")
+    print(f"  {'':<20}" + "".join(f"{mode:>7}" for mode in MODES))
     for phase in PHASES:
-        row = [statistics.median(r[phase] for r in phases[mode]) for mode in ("warm", "cold")]
-        print(f"  {phase:<20} {row[0]:6.2f} {row[1]:6.2f}")
-    row = [statistics.median(commands[mode]) for mode in ("warm", "cold")]
-    print(f"  {'the whole command':<20} {row[0]:6.2f} {row[1]:6.2f}  (to its exit, report printed)")
+        print(f"  {phase:<20}" + "".join(f"{statistics.median(r[phase] for r in phases[mode]):7.2f}" for mode in MODES))
+    whole = "".join(f"{statistics.median(commands[mode]):7.2f}" for mode in MODES)
+    print(f"  {'the whole command':<20}{whole}  (to its exit, report printed)")
+
+
+def stop(env: dict[str, str]) -> None:
+    subprocess.run([sys.executable, "-m", "producer.cli", "stop"], env=env, check=True, capture_output=True)
 
 
 if __name__ == "__main__":

@@ -324,9 +324,11 @@ def cmd_server(args: argparse.Namespace) -> int:
     server = EmbeddedServer(get_settings().data_dir)
     if server.running():
         raise InputError(f"a private Valkey is serving {server.data_dir} already ({server.url})")
-    server.start()
-    print(f"serving {server.url} (data in {server.data_dir}); Ctrl-C stops it", flush=True)
     try:
+        server.start()
+        # Inside the try: a signal that arrives as this line is written (whoever reads it may stop us
+        # at once) must still stop the server in order.
+        print(f"serving {server.url} (data in {server.data_dir}); Ctrl-C stops it", flush=True)
         server.wait()
     finally:
         server.stop()
