@@ -24,6 +24,9 @@ Files in the data directory, all named here:
   holds it while it stops, so that a command arriving then waits and starts the next one;
 - ``resident.spawn``: held while a command decides whether to start one, so two commands that
   arrive together start one resident, not two;
+- ``resident.probe``: held while the resident, or a command on Ctrl-C, tries resident.users
+  exclusively: a command's try turns its shared lock exclusive, which lets go of the shared one for a
+  moment, and the resident's try must not take that moment for an idle one;
 - ``logs/resident-<pid>.log``: what it did.
 """
 
@@ -50,7 +53,8 @@ from producer.server import EmbeddedServer
 from producer.workers import LocalWorkers
 
 ROOT = Path(__file__).resolve().parents[1]
-_LOCK, _STATE, _USERS, _SPAWN = "resident.lock", "resident.json", "resident.users", "resident.spawn"
+_LOCK, _STATE, _USERS = "resident.lock", "resident.json", "resident.users"
+_SPAWN, _PROBE = "resident.spawn", "resident.probe"
 _POLL_S = 0.01
 _IDLE_CHECK_S = 0.5
 _START_TIMEOUT_S = 60.0
@@ -121,9 +125,17 @@ def attach(users: IO[bytes], data_dir: Path, workers: int, keep_warm_s: float) -
     except KeyboardInterrupt:
         # Turning our shared lock exclusive succeeds only if no other command holds it; it keeps
         # commands that arrive meanwhile waiting until the resident is gone.
-        if state and _try_lock(users, fcntl.LOCK_EX):
+        if state and _alone(users, data_dir):
             stop(data_dir)
         raise
+
+
+def _alone(users: IO[bytes], data_dir: Path) -> bool:
+    """Turn the caller's shared lock on resident.users exclusive: True if no other command holds it
+    (and none can take it until the caller lets go)."""
+    with _open(data_dir, _PROBE) as probe:
+        fcntl.flock(probe, fcntl.LOCK_EX)
+        return _try_lock(users, fcntl.LOCK_EX)
 
 
 def _ensure(data_dir: Path, workers: int, keep_warm_s: float) -> ResidentState | None:
@@ -231,12 +243,14 @@ def _serve_until_idle(data_dir: Path, local: LocalWorkers, keep_warm_s: float) -
                 flush=True,
             )
             local.start()
-        if not _try_lock(users, fcntl.LOCK_EX):
-            last_used = time.monotonic()
-        elif time.monotonic() - last_used >= keep_warm_s:
-            return  # the lock is released when this process exits, after the server has stopped
-        else:
-            fcntl.flock(users, fcntl.LOCK_UN)
+        with _open(data_dir, _PROBE) as probe:
+            fcntl.flock(probe, fcntl.LOCK_EX)
+            if not _try_lock(users, fcntl.LOCK_EX):
+                last_used = time.monotonic()
+            elif time.monotonic() - last_used >= keep_warm_s:
+                return  # resident.users is released when this process exits, after the server has stopped
+            else:
+                fcntl.flock(users, fcntl.LOCK_UN)
 
 
 def main() -> int:
