@@ -171,6 +171,9 @@ def interrupted_eval(env: dict[str, str], samples: Path) -> tuple[subprocess.Pop
         stderr=subprocess.PIPE,
         stdout=subprocess.DEVNULL,
         text=True,
+        # Ctrl-C as at a terminal: a shell that runs the tests in the background has them ignore
+        # SIGINT, and Python leaves an ignored SIGINT ignored.
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
     assert command.stderr is not None
     line = command.stderr.readline()
@@ -229,5 +232,9 @@ def test_a_server_another_command_started_is_left_to_it(data_dir: Path, tmp_path
         assert "served by a server another command started" in (data_dir / "logs" / "resident.log").read_text()
         assert server.poll() is None, "the command stopped a server it did not start"
     finally:
-        server.send_signal(signal.SIGINT)
-        server.wait(timeout=WAIT_S)
+        server.terminate()
+        try:
+            server.wait(timeout=WAIT_S)
+        finally:
+            server.kill()
+            server.wait()

@@ -477,7 +477,10 @@ class _Watch:
             )
         now = time.monotonic()
         charged = limit.charged_now(now)
-        if charged < limit.timeout:  # the ceiling ended it, not the limit
+        # Which of the two ended it is the wall clock's to say: read again, the charge can come out a
+        # little under the limit that ended it (a wait under way at the deadline's reading is added
+        # to the kernel's figure only once it ends: timelimit.py).
+        if now - limit.start >= limit.ceiling and charged < limit.timeout:  # the ceiling, not the limit
             detail = (
                 f"timed out: the wall-clock ceiling of {limit.ceiling:g} s ({self.config.wall_ceiling_factor:g} x the "
                 f"limit) ran out after it had run {charged:.2f} s of its {self.timeout:g} s (an overloaded machine)"
