@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -49,3 +51,8 @@ def evaluate(
     lines = [json.loads(line) for line in samples.read_text().splitlines()]
     results = [row.result for row in with_results(client, run, enumerate(lines, start=1))]
     return Evaluated([r is not None and r.exit_code == "pass" for r in results], seconds, results)
+
+
+def stop_warm_workers(env: dict[str, str]) -> None:
+    """`codeexec stop` in the environment's data directory: the resident a benchmark's commands left."""
+    subprocess.run([sys.executable, "-m", "producer.cli", "stop"], env=env, check=True, capture_output=True)

@@ -67,6 +67,9 @@ def main() -> None:
     if args.child:
         print(json.dumps(one_round(args.child)))
         return
+    sys.path.insert(0, str(ROOT))
+    from bench.runs import stop_warm_workers  # not at the top: a child's imports are what it times
+
     phases: dict[str, list[dict[str, float]]] = {mode: [] for mode in MODES}
     commands: dict[str, list[float]] = {mode: [] for mode in MODES}
     with tempfile.TemporaryDirectory() as tmp:
@@ -100,19 +103,15 @@ def main() -> None:
                             if done.returncode != 0:
                                 raise SystemExit(f"codeexec eval failed:\n{done.stderr.decode()}")
                         if mode == "first":
-                            stop(env)
+                            stop_warm_workers(env)
         finally:
-            stop(warm)
+            stop_warm_workers(warm)
     print(f"codeexec eval, one sample, embedded default; {args.rounds} rounds, medians, seconds from start")
     print(f"  {'':<20}" + "".join(f"{mode:>7}" for mode in MODES))
     for phase in PHASES:
         print(f"  {phase:<20}" + "".join(f"{statistics.median(r[phase] for r in phases[mode]):7.2f}" for mode in MODES))
     whole = "".join(f"{statistics.median(commands[mode]):7.2f}" for mode in MODES)
     print(f"  {'the whole command':<20}{whole}  (to its exit, report printed)")
-
-
-def stop(env: dict[str, str]) -> None:
-    subprocess.run([sys.executable, "-m", "producer.cli", "stop"], env=env, check=True, capture_output=True)
 
 
 if __name__ == "__main__":

@@ -37,7 +37,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.agreement import REFERENCE
-from bench.runs import evaluate
+from bench.runs import evaluate, stop_warm_workers
 from producer.backend import private_backend
 from producer.problems import load_problems, write_canonical_samples
 from producer.samples import read_samples
@@ -140,7 +140,7 @@ def main() -> None:
                                 rate = len(done.verdicts) / done.seconds
                             rates.setdefault((name, arm), []).append(rate)
             finally:
-                subprocess.run([sys.executable, "-m", "producer.cli", "stop"], env=env, check=True)
+                stop_warm_workers(env)
 
     print(f"cores: {CORES}; rounds: {args.rounds} (arms rotating); samples/s, median of the rounds")
     for name in sets:

@@ -27,7 +27,7 @@ Files in the data directory, all named here:
 - ``resident.probe``: held while the resident, or a command on Ctrl-C, tries resident.users
   exclusively: a command's try turns its shared lock exclusive, which lets go of the shared one for a
   moment, and the resident's try must not take that moment for an idle one;
-- ``logs/resident-<pid>.log``: what it did.
+- ``logs/resident.log``: what each resident did (its workers log to ``logs/worker-<its pid>.log``).
 """
 
 from __future__ import annotations

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import ROOT
+from helpers import ROOT, codeexec, processes_with
 from producer import resident
 
 RIGHT = "    return any(abs(a - b) < threshold for i, a in enumerate(numbers) for b in numbers[i + 1 :])\n"
@@ -52,12 +52,6 @@ def write_samples(path: Path, *completions: str) -> Path:
     return path
 
 
-def codeexec(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "producer.cli", *args], env=env, capture_output=True, text=True, timeout=WAIT_S
-    )
-
-
 def evaluate(env: dict[str, str], samples: Path, *args: str) -> dict:
     done = codeexec(env, "eval", "--problems", "humaneval", "--samples", str(samples), "--json", *args)
     assert done.returncode == 0, done.stderr
@@ -75,14 +69,9 @@ def gone(pid: int) -> bool:
     return state in ("Z", "X")
 
 
-def workers_of(pid: int) -> list[int]:
+def workers_of(pid: int) -> list[str]:
     """The Celery processes a resident started (their hostname names it)."""
-    found = []
-    for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
-        with contextlib.suppress(OSError):
-            if f"--hostname=local-{pid}@".encode() in cmdline.read_bytes() and not gone(int(cmdline.parent.name)):
-                found.append(int(cmdline.parent.name))
-    return found
+    return processes_with(f"--hostname=local-{pid}@")
 
 
 def wait_until(condition: object, what: str) -> None:
