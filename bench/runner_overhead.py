@@ -5,8 +5,9 @@
   like a zygote (worker/child.py loaded) that, for each byte it reads from a pipe, forks a child that
   _exits at once, reaps it and answers (goal: at most 2x).
 
-Each runner arm is timed with its default settings (a PID namespace where the kernel allows it) and
-without the namespace, to show what that costs. All arms alternate in one run, so machine noise hits
+Each runner arm is timed with its default settings (a PID namespace and the sandbox where the kernel
+allows them), without the namespace, and without the sandbox (worker/sandbox.py), to show what each
+costs. All arms alternate in one run, so machine noise hits
 them alike; the figures are medians.
 
     python bench/runner_overhead.py [--rounds 200]
@@ -59,9 +60,11 @@ def main() -> None:
     def bare_python() -> None:
         subprocess.run([interpreter, "-I", "-c", "pass"], check=True)
 
-    def runner(isolation: str, pid_namespace: str = "auto") -> Callable[[], None]:
+    def runner(isolation: str, pid_namespace: str = "auto", sandbox: str = "auto") -> Callable[[], None]:
         def call() -> None:
-            result = score_code_exec(generation, assertions, isolation=isolation, pid_namespace=pid_namespace)
+            result = score_code_exec(
+                generation, assertions, isolation=isolation, pid_namespace=pid_namespace, sandbox=sandbox
+            )
             assert result.exit_code == "pass", result
 
         return call
@@ -70,9 +73,11 @@ def main() -> None:
         "bare fork": bare_fork,
         "fork": runner("fork"),
         "fork, no namespace": runner("fork", "off"),
+        "fork, no sandbox": runner("fork", sandbox="off"),
         "bare python": bare_python,
         "fresh": runner("fresh"),
         "fresh, no namespace": runner("fresh", "off"),
+        "fresh, no sandbox": runner("fresh", sandbox="off"),
     }
     timings: dict[str, list[float]] = {name: [] for name in arms}
     for _ in range(10):  # warm the page cache, the host's imports and the zygote
@@ -93,9 +98,10 @@ def main() -> None:
     print(f"fork:  {ms['fork'] / ms['bare fork']:.2f}x a bare fork of its size (goal <= 2)")
     print(f"fresh: {ms['fresh'] / ms['bare python']:.2f}x a bare python -I -c pass (goal <= 1.25)")
     print(f"fork against fresh: {ms['fresh'] / ms['fork']:.2f}x faster per candidate")
-    for mode in ("fork", "fresh"):
-        cost = ms[mode] - ms[f"{mode}, no namespace"]
-        print(f"the PID namespace, {mode}: {ms[mode] / ms[f'{mode}, no namespace']:.2f}x ({cost:+.2f} ms)")
+    for what, arm in (("the PID namespace", "no namespace"), ("the sandbox", "no sandbox")):
+        for mode in ("fork", "fresh"):
+            cost = ms[mode] - ms[f"{mode}, {arm}"]
+            print(f"{what}, {mode}: {ms[mode] / ms[f'{mode}, {arm}']:.2f}x ({cost:+.2f} ms)")
 
 
 if __name__ == "__main__":

@@ -58,8 +58,11 @@ class Probe:
         self.prelude = f"import os, signal, sys, time\nopen({str(self.report)!r}, 'a').write(os.getcwd() + '\\n')\n"
 
     def run(self, code: str, assertions: list[str] | None = None, **limits: object) -> RunResult:
+        """Without the sandbox (worker/sandbox.py): the escapes exec programs, and the report lies outside
+        the working directory. tests/test_sandbox.py looks for survivors with the sandbox on."""
         code = code.replace("MARKER", repr(self.marker))
-        return run_candidate(self.prelude + code, ["assert f() == 1"] if assertions is None else assertions, **limits)
+        assertions = ["assert f() == 1"] if assertions is None else assertions
+        return run_candidate(self.prelude + code, assertions, **{"sandbox": "off", **limits})
 
     def survivors(self) -> list[str]:
         """Every process still carrying a marker (in its arguments, or a working directory as its own),
@@ -174,15 +177,16 @@ def test_a_refused_namespace_is_reported_and_required_means_required(
     )
     refusing.chmod(0o755)
     monkeypatch.setattr("worker.runner._reported", set())
-    result = run_candidate("def f():\n    return 1\n", ["assert f() == 1"], interpreter=str(refusing))
+    result = run_candidate("def f():\n    return 1\n", ["assert f() == 1"], interpreter=str(refusing), sandbox="off")
     assert result.exit_code == "pass"
     expected = "candidates run without pid_namespace: the kernel refused: [Errno 1] Operation not permitted"
     assert [r.getMessage() for r in caplog.records].count(expected + " (see the README's security section)") == 1
-    run_candidate("def f():\n    return 1\n", ["assert f() == 1"], interpreter=str(refusing))
+    run_candidate("def f():\n    return 1\n", ["assert f() == 1"], interpreter=str(refusing), sandbox="off")
     assert len([r for r in caplog.records if r.getMessage().startswith(expected)]) == 1  # once per process
-    result = run_candidate("x = 1", ["assert x == 1"], interpreter=str(refusing), pid_namespace="require")
+    limits = {"interpreter": str(refusing), "pid_namespace": "require", "sandbox": "off"}
+    result = run_candidate("x = 1", ["assert x == 1"], **limits)
     assert result.exit_code == "infra_error"
-    assert "a PID namespace is required, and the kernel refused: [Errno 1] Operation not permitted" in result.detail
+    assert "required, and not in place: pid_namespace (refused: [Errno 1] Operation not permitted)" in result.detail
 
 
 # ---- every ending --------------------------------------------------------------------------------------
@@ -243,7 +247,9 @@ def test_if_the_host_dies_the_candidate_and_its_children_die_too(pid_namespace: 
     code = probe.prelude + "if os.fork() == 0:\n    os.setsid()\n    time.sleep(3600)\ntime.sleep(3600)\n"
     script = f"from worker.runner import run_candidate\nrun_candidate({code!r}, [], 30)"
     host = subprocess.Popen(
-        [sys.executable, "-c", script], cwd=ROOT, env={**os.environ, "CODEEXEC_PID_NAMESPACE": pid_namespace}
+        [sys.executable, "-c", script],
+        cwd=ROOT,
+        env={**os.environ, "CODEEXEC_PID_NAMESPACE": pid_namespace, "CODEEXEC_SANDBOX": "off"},  # as Probe.run
     )
     hang = time.monotonic() + HANG_S
     try:

@@ -324,10 +324,10 @@ def test_unknown_limit_is_a_type_error() -> None:
 
 
 def test_fresh_working_directory_removed_afterwards(tmp_path: Path) -> None:
-    record = tmp_path / "cwd"
+    record = tmp_path / "cwd"  # outside the working directory: without the sandbox
     code = f"import os\nopen('scratch', 'w').write('x')\nopen({str(record)!r}, 'a').write(os.getcwd() + '\\n')\n"
-    assert run(code, ["assert os.listdir('.') == ['scratch']"]).exit_code == "pass"
-    assert run(code).exit_code == "pass"
+    assert run(code, ["assert os.listdir('.') == ['scratch']"], sandbox="off").exit_code == "pass"
+    assert run(code, sandbox="off").exit_code == "pass"
     first, second = record.read_text().split()
     assert first != second
     assert not Path(first).exists() and not Path(second).exists()
@@ -440,10 +440,10 @@ def test_score_code_exec_extracts_then_runs() -> None:
 
 
 def test_unclosed_fence_scores_zero_without_running_anything(tmp_path: Path) -> None:
-    marker = tmp_path / "ran"
+    marker = tmp_path / "ran"  # outside the working directory: without the sandbox
     body = f"open({str(marker)!r}, 'w').write('ran')\n"
-    result = score_code_exec("```python\n" + body, ["assert True"])
+    result = score_code_exec("```python\n" + body, ["assert True"], sandbox="off")
     assert (result.exit_code, result.score, result.total) == ("syntax_error", 0.0, 1)
     assert not marker.exists()
-    assert score_code_exec("```python\n" + body + "```", ["assert True"]).exit_code == "pass"
+    assert score_code_exec("```python\n" + body + "```", ["assert True"], sandbox="off").exit_code == "pass"
     assert marker.exists()  # the same code, closed, does run: the check above could fail

@@ -84,7 +84,8 @@ def test_a_zygote_killed_under_a_candidate_is_an_infra_error_and_the_next_candid
     before = set(children("self"))  # this process's other children (other tests', in a whole run)
     killer = threading.Thread(target=kill_when_reported)
     killer.start()
-    result = run_candidate(code, ["assert f() == 1"], 30, isolation="fork")
+    # Without the sandbox: the candidate finds its zygote in /proc and reports outside its directory.
+    result = run_candidate(code, ["assert f() == 1"], 30, isolation="fork", sandbox="off")
     killer.join()
     assert result.exit_code == "infra_error", result
     assert "the candidate's zygote was lost: the zygote died" in result.detail
@@ -155,7 +156,8 @@ def test_zygotes_killed_mid_sweep_cost_a_retry_and_no_verdict(
         )
         victims.append({"task_id": "t", "completion": wait + "def f():\n    return 1\n"})
     samples = write_jsonl(tmp_path / "s.jsonl", normal[:15] + victims + normal[15:])
-    worker = start_worker("w1", concurrency=2)
+    # Without the sandbox: a victim finds its zygote in /proc and reports outside its directory.
+    worker = start_worker("w1", concurrency=2, extra_env={"CODEEXEC_SANDBOX": "off"})
     argv = ["submit", "--problems", str(problems), "--samples", str(samples), "--run", "z", "--isolation", "fork"]
     argv += ["--timeout", "30"]  # a victim waits as long as the test takes to kill its zygote
     assert codeexec(env, *argv).returncode == 0

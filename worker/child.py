@@ -4,7 +4,7 @@ The host (worker/runner.py) never imports this file. In isolation mode "fresh", 
 it writes a small script into the candidate's fresh temporary directory, which loads this module
 (from its cached bytecode) and makes one call
 
-    main(**{candidate, assertions, denied, nonce, pid_namespace}, record_fd=R, lifeline_fd=L,
+    main(**{candidate, assertions, denied, nonce, pid_namespace, sandbox}, record_fd=R, lifeline_fd=L,
          script=sys.argv[0])
 
 with the arguments written by repr(), and starts a fresh interpreter on it (``python -s``, with an
@@ -30,6 +30,8 @@ import sys
 import time
 from _signal import SIGKILL
 
+from sandbox import Plan, confine, libc, prepare, restrict_calls  # worker/sandbox.py, loaded from beside this file
+
 # Bound now, before any candidate code runs, so a candidate that reassigns os.write or os._exit
 # cannot keep the runner from reporting or from exiting.
 _write, _read, _exit, _kill, _listdir = os.write, os.read, os._exit, os.kill, os.listdir
@@ -43,10 +45,11 @@ DETAIL_CHARS = 300
 # The host hands the child a private pipe, record_fd, which is not stdout: nothing the candidate
 # prints can be mistaken for a result. Exactly two lines go down it, each one JSON object:
 #
-#   {"nonce": N, "event": "started", "protections": {"pid_namespace": P}, "pid": I, "clock": C,
-#    "waited": W}
-#       once the limits, the namespace and the guards are in place, before any candidate code runs.
-#       P is "on", "off" (the setting) or "refused: <why>"; I is this process's pid as the host sees
+#   {"nonce": N, "event": "started", "protections": {"pid_namespace": P, "network": P, "syscalls": P,
+#    "filesystem": P, "signals": P}, "pid": I, "clock": C, "waited": W}
+#       once the limits, the namespaces, the sandbox (worker/sandbox.py) and the guards are in place,
+#       before any candidate code runs. Each P is "on", "off" (the setting) or "refused: <why>"; I is
+#       this process's pid as the host sees
 #       it; C is CLOCK_MONOTONIC in ns, and W how long this thread has waited for a CPU so far, in
 #       ns, or null where the kernel does not say (worker/timelimit.py counts the candidate's time
 #       from these). The candidate's clock starts here; a run that never gets this far is an
@@ -217,70 +220,49 @@ def die_with_host(lifeline_fd: int) -> None:
 # it (to the host, a subreaper) when that parent dies, and the init's exit then waits for the host
 # to reap it while the host waits for the init.
 
-CLONE_NEWUSER, CLONE_NEWPID = 0x10000000, 0x20000000
+CLONE_NEWUSER, CLONE_NEWPID, CLONE_NEWNET = 0x10000000, 0x20000000, 0x40000000
 
 
 def unshare(flags: int) -> None:
     if hasattr(os, "unshare"):  # Python 3.12+
         os.unshare(flags)
     else:
-        _libc("unshare")(flags)
+        libc()("unshare", flags)
 
 
 def setns(fd: int, kind: int) -> None:
     if hasattr(os, "setns"):  # Python 3.12+
         os.setns(fd, kind)
     else:
-        _libc("setns")(fd, kind)
+        libc()("setns", fd, kind)
 
 
-_functions: dict[str, object] = {}
-
-
-def _libc(name: str):
-    """libc's `name`, a function of int arguments returning 0 or -1 with errno, raising OSError.
-
-    Python 3.10 and 3.11 have no os.unshare or os.setns. _ctypes alone costs ~0.3 ms where `import
-    ctypes` costs ~1.6 ms; the import guard takes it out of sys.modules before any candidate code runs.
-    """
-    if name not in _functions:
-        import _ctypes
-
-        class Int(_ctypes._SimpleCData):
-            _type_ = "i"
-
-        class Function(_ctypes.CFuncPtr):
-            _flags_ = _ctypes.FUNCFLAG_CDECL | _ctypes.FUNCFLAG_USE_ERRNO
-            _restype_ = Int
-
-        class Libc:
-            _handle = _ctypes.dlopen(None)
-
-        function = Function((name, Libc))
-
-        def call(*arguments: int) -> None:
-            if function(*arguments) != 0:
-                code = _ctypes.get_errno()
-                raise OSError(code, os.strerror(code))
-
-        _functions[name] = call
-    return _functions[name]
-
-
-def new_pid_namespace() -> str:
-    """Make the namespace the next fork() enters: "on" if done, else "refused: <why>"."""
+def new_namespaces(pid: bool, net: bool) -> dict[str, str]:
+    """Make the PID namespace the next fork() enters (`pid`) and a network namespace this process is in
+    at once (`net`, the sandbox's), inside a new user namespace: what lets an unprivileged process
+    make them. The state of "pid_namespace" and "network": "on", "off" or "refused: <why>"."""
+    wanted = {"pid_namespace": CLONE_NEWPID if pid else 0, "network": CLONE_NEWNET if net else 0}
+    states = {name: "off" if not flag else "" for name, flag in wanted.items()}
     uid, gid = os.geteuid(), os.getegid()
-    try:
-        # A user namespace first: it is what lets an unprivileged process make a PID namespace.
-        unshare(CLONE_NEWUSER | CLONE_NEWPID)
-    except OSError as exc:
-        try:
-            unshare(CLONE_NEWPID)  # user namespaces are off, but we may hold CAP_SYS_ADMIN
-        except OSError:
-            return f"refused: {exc}"
-        return "on"
-    map_ids(uid, gid)
-    return "on"
+    # Both, or the PID namespace alone (it matters more), or the network alone; each inside a user
+    # namespace, or without one (user namespaces are off, but we may hold CAP_SYS_ADMIN).
+    first_refusal = None
+    pid_flag, net_flag = wanted["pid_namespace"], wanted["network"]
+    for flags in dict.fromkeys((pid_flag | net_flag, pid_flag, net_flag)):
+        if not flags:
+            continue
+        for user in (CLONE_NEWUSER, 0):
+            try:
+                unshare(user | flags)
+            except OSError as exc:
+                first_refusal = first_refusal or exc
+                continue
+            if user:
+                map_ids(uid, gid)
+            for name, flag in wanted.items():
+                states[name] = "on" if flags & flag else states[name] or f"refused: {first_refusal}"
+            return states
+    return {name: state or f"refused: {first_refusal}" for name, state in states.items()}
 
 
 def map_ids(uid: int, gid: int) -> None:
@@ -540,34 +522,46 @@ def main(
     record_fd: int,
     lifeline_fd: int,
     pid_namespace: str,
+    sandbox: str,
     script: str | None = None,
-    init: bool = False,
-    install_guards=None,
+    forked: tuple | None = None,
 ) -> None:
-    """Run the candidate and write the record; never returns. `script`: the file a fresh interpreter
-    was started on, removed first (it holds the nonce; the candidate has no business reading it).
-    `init`: a zygote forked this process as PID 1 of a namespace it made for it. `install_guards`:
-    the zygote's guards(denied), else they are built here."""
+    """Run the candidate and write the record; never returns. `pid_namespace`, `sandbox`: the settings
+    ("auto": where the kernel allows, "require", "off"). `script`: the file a fresh interpreter was
+    started on, removed first (it holds the nonce; the candidate has no business reading it).
+    `forked`: what the zygote that forked this process made for it (become_candidate()), else None."""
     if script is not None:
         os.unlink(script)
     # The host sets our resource limits (prlimit), then sends "g" down the lifeline: no candidate
     # code runs before they are in place. b"" instead means the host is gone already.
     if _read(lifeline_fd, 1) != b"g":
         _exit(1)
-    # pid_namespace is the setting: "auto" (where the kernel allows), "require" or "off".
-    namespace = "on" if init else new_pid_namespace() if pid_namespace != "off" else "off"
-    if init:
-        start_under_init(lifeline_fd)
-    elif namespace == "on":
-        contain(lifeline_fd)
-    elif pid_namespace == "require":
-        _write(2, f"codeexec: a PID namespace is required, and the kernel {namespace}\n".encode())
-        _exit(1)
+    if forked is None:  # a fresh interpreter: the namespaces and the system call filter are ours to make
+        protections = new_namespaces(pid_namespace != "off", sandbox != "off")
+        plan = prepare(sandbox)
+        protections["syscalls"] = restrict_calls(plan)
+        install_guards = None
+        if protections["pid_namespace"] == "on":
+            contain(lifeline_fd)
     else:
+        protections, plan, install_guards = forked
+        if protections["pid_namespace"] == "on":
+            start_under_init(lifeline_fd)
+    # In the candidate's own process from here.
+    protections |= confine(plan)
+    missing = [
+        f"{name} ({state})"
+        for name, state in protections.items()
+        if state != "on" and (pid_namespace if name == "pid_namespace" else sandbox) == "require"
+    ]
+    if missing:
+        _write(2, f"codeexec: required, and not in place: {', '.join(missing)}\n".encode())
+        _exit(1)
+    if protections["pid_namespace"] != "on":
         _thread.start_new_thread(die_with_host, (lifeline_fd,))
     (install_guards or guards(denied))()
     pid = int(os.readlink("/proc/self"))  # the pid the host sees, also inside a namespace
-    send(record_fd, nonce, "started", protections={"pid_namespace": namespace}, pid=pid, **clock())
+    send(record_fd, nonce, "started", protections=protections, pid=pid, **clock())
 
     outcome, detail, message, results = run(candidate, assertions)
 
@@ -585,7 +579,8 @@ def main(
 
 # ---- the zygote: one warm interpreter, one fork per candidate ------------------------------------------
 #
-# Isolation "fork": the host starts this script once, with serve(sock_fd, nest, denied) as its call.
+# Isolation "fork": the host starts this script once, with serve(sock_fd, nest, denied, sandbox) as its
+# call.
 # The zygote never runs a byte of candidate code and never installs the guards (it builds them once,
 # for its forks to install: guards()); it only answers the host's requests on a unix socket
 # (SOCK_SEQPACKET: one request, one message), one candidate at a time. First it says b"ready <pid>":
@@ -598,8 +593,10 @@ def main(
 # unshare(CLONE_NEWPID) before the fork, a setns() back after it (the server holds CAP_SYS_ADMIN in
 # its own user namespace, which both need). That spares every candidate the keeper and a user
 # namespace of its own: a fork and ~1 ms of CPU (measured: README, "Benchmarks"). Where the kernel
-# refuses, the zygote serves from where it was started, and each candidate's process makes its
-# namespace by itself (the keeper), or reports the refusal.
+# refuses, the zygote serves from where it was started, and its candidates report the refusal. With the
+# sandbox, the zygote's namespaces include a network namespace, which its candidates share (one at a
+# time), and the server attaches the system call filter before its first fork: every candidate has it
+# from its first instruction, and only Landlock is left to each (worker/sandbox.py).
 #
 #   b"run <workdir>\0<name>=<value>\0..." with four descriptors (SCM_RIGHTS): stdout, stderr, record,
 #       lifeline. Fork a process for the candidate in <workdir>, with those variables added to the
@@ -617,13 +614,15 @@ def main(
 CALL_FILE = ".codeexec_call"
 
 
-def serve(sock_fd: int, nest: bool, denied: list[str]) -> None:
+def serve(sock_fd: int, nest: bool, denied: list[str], sandbox: str) -> None:
     import _socket  # the zygote's: loaded once, into no candidate's time
     import marshal
     import select  # start_under_init()'s, for every candidate's init: loaded here once
 
     sock = _socket.socket(fileno=sock_fd)
-    home, watch = nest_in_namespaces(sock) if nest else (None, None)
+    home, watch, made = zygote_namespaces(sock, nest, sandbox != "off")
+    plan = prepare(sandbox)
+    made["syscalls"] = restrict_calls(plan)  # the server's filter, and every fork's from its first instruction
     prepared = (denied, guards(denied))  # after the last import of ours, as guards() requires
     if home is None:
         sock.sendall(b"ready %d" % os.getpid())
@@ -650,10 +649,12 @@ def serve(sock_fd: int, nest: bool, denied: list[str]) -> None:
                 if level == _socket.SOL_SOCKET and kind == _socket.SCM_RIGHTS
                 for at in range(0, len(data) - 3, 4)
             ]
-            init = home is not None and namespace_for_next_fork()
+            made["pid_namespace"] = namespace_for_next_fork() if home is not None else made["pid_namespace"]
+            init = made["pid_namespace"] == "on"
             child = os.fork()
             if child == 0:
-                become_candidate(sock, fds, rest.decode("utf-8", "surrogateescape"), marshal, init, prepared)
+                request = rest.decode("utf-8", "surrogateescape")
+                become_candidate(sock, fds, request, marshal, (dict(made), plan, prepared))
             if init:
                 setns(home, CLONE_NEWPID)  # our next child is ours again, until the next unshare
             for fd in fds:
@@ -667,17 +668,21 @@ def serve(sock_fd: int, nest: bool, denied: list[str]) -> None:
         sock.sendall(answer)
 
 
-def nest_in_namespaces(sock) -> tuple[int | None, int | None]:
-    """Fork the server into a user and a PID namespace of its own, as PID 1; in the server, a
-    descriptor of that PID namespace and the read end of the pipe held by the process the host
-    started (which never returns from here). (None, None) where the kernel refuses."""
-    uid, gid = os.geteuid(), os.getegid()
+def zygote_namespaces(sock, pid: bool, net: bool) -> tuple[int | None, int | None, dict[str, str]]:
+    """Make the zygote's namespaces (new_namespaces()); with a PID namespace, fork the server into it
+    as its PID 1 (the process the host started never returns from here). In the server: a
+    descriptor of its PID namespace (None without one), the read end of the pipe held by the process
+    the host started, and the states of "pid_namespace" and "network"."""
     try:
         _close(os.pidfd_open(os.getpid()))  # host_pid() needs pidfds
-        unshare(CLONE_NEWUSER | CLONE_NEWPID)
-    except (OSError, AttributeError):
-        return None, None
-    map_ids(uid, gid)
+        no_pidfd = None
+    except (OSError, AttributeError) as exc:
+        no_pidfd = f"refused: no pidfd_open ({exc})"
+    states = new_namespaces(pid and no_pidfd is None, net)
+    if pid and no_pidfd is not None:
+        states["pid_namespace"] = no_pidfd
+    if states["pid_namespace"] != "on":
+        return None, None, states
     watch, held = os.pipe()
     server = os.fork()
     if server:
@@ -686,15 +691,15 @@ def nest_in_namespaces(sock) -> tuple[int | None, int | None]:
         sock.close()
         keep(server)
     _close(held)
-    return _open("/proc/self/ns/pid", os.O_RDONLY), watch
+    return _open("/proc/self/ns/pid", os.O_RDONLY), watch, states
 
 
-def namespace_for_next_fork() -> bool:
+def namespace_for_next_fork() -> str:
     try:
         unshare(CLONE_NEWPID)
-    except OSError:  # the candidate's process tries by itself, and reports a refusal
-        return False
-    return True
+    except OSError as exc:
+        return f"refused: {exc}"
+    return "on"
 
 
 def host_pid(pid: int) -> int:
@@ -712,10 +717,10 @@ def host_pid(pid: int) -> int:
     return int(text.split(b"\nPid:\t", 1)[1].split(b"\n", 1)[0])
 
 
-def become_candidate(sock, fds: list[int], request: str, marshal, init: bool, prepared) -> None:
+def become_candidate(sock, fds: list[int], request: str, marshal, forked: tuple) -> None:
     """In the zygote's fork: set up what a fresh interpreter started by the host would have, then run
-    main(). `init`: this process is PID 1 of a namespace of its own; `prepared`: (denied, the
-    zygote's guards for them). Never returns."""
+    main(). `forked`: (the protections the zygote made for this process, its sandbox plan, (denied,
+    its guards for them)). Never returns."""
     try:
         stdout_fd, stderr_fd, record_fd, lifeline_fd = fds
         workdir, *variables = request.split("\0")
@@ -723,10 +728,11 @@ def become_candidate(sock, fds: list[int], request: str, marshal, init: bool, pr
         os.setsid()  # a session and a process group of its own, as start_new_session gives
         os.dup2(stdout_fd, 1)
         os.dup2(stderr_fd, 2)
-        keep = sorted({record_fd, lifeline_fd})
-        os.closerange(3, keep[0])  # the zygote's socket and copies, anything else it had
-        os.closerange(keep[0] + 1, keep[-1])
-        os.closerange(keep[-1] + 1, 1 << 20)
+        protections, plan, (denied, install) = forked
+        # Close the zygote's socket and copies, anything else it had, but the sandbox's descriptors.
+        keep = sorted({record_fd, lifeline_fd, *(plan.fds if isinstance(plan, Plan) else ())})
+        for low, high in zip([2, *keep], [*keep, 1 << 20], strict=True):
+            os.closerange(low + 1, high)
         os.chdir(workdir)
         for variable in variables:
             name, _, value = variable.partition("=")
@@ -741,9 +747,8 @@ def become_candidate(sock, fds: list[int], request: str, marshal, init: bool, pr
         os.unlink(CALL_FILE)  # it holds the nonce, like the fresh interpreter's script
         arguments = marshal.loads(data)
         sys.argv[0] = os.path.join(workdir, ".codeexec_runner.py")
-        denied, install = prepared
         install = install if arguments["denied"] == denied else None
-        main(**arguments, record_fd=record_fd, lifeline_fd=lifeline_fd, init=init, install_guards=install)
+        main(**arguments, record_fd=record_fd, lifeline_fd=lifeline_fd, forked=(protections, plan, install))
     except BaseException:  # never back into the zygote's loop; end as an interpreter would
         sys.excepthook(*sys.exc_info())
     try:

@@ -44,6 +44,11 @@ class RunResult(BaseModel):
     )
     wall_clock_only: bool = Field(False, description="The kernel gave no waiting figure: the limit counted wall time.")
     assertions: list[AssertionOutcome] = Field(default_factory=list)
+    protections: dict[str, str] = Field(
+        default_factory=dict,
+        description="What the candidate ran under (worker/sandbox.py): pid_namespace, network, filesystem, "
+        "syscalls, signals, each 'on', 'off' or 'refused: <why>'; empty if it never started.",
+    )
 
     @property
     def ok(self) -> bool:

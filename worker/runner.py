@@ -148,6 +148,7 @@ class _Ending:
     message: str | None = None
     charged_s: float = 0.0
     wall_clock_only: bool = False
+    protections: dict[str, str] = field(default_factory=dict)
 
     def result(self, total: int, duration_s: float) -> RunResult:
         passed = sum(a.passed for a in self.assertions)
@@ -167,6 +168,7 @@ class _Ending:
             charged_s=self.charged_s,
             wall_clock_only=self.wall_clock_only,
             assertions=self.assertions,
+            protections=self.protections,
         )
 
 
@@ -224,6 +226,7 @@ def _run_in(workdir: str, code: str, assertions: list[str], timeout: float, conf
         "denied": denied,
         "nonce": nonce,
         "pid_namespace": config.pid_namespace,
+        "sandbox": config.sandbox,
     }
     opened: list[int] = []
     try:
@@ -237,7 +240,7 @@ def _run_in(workdir: str, code: str, assertions: list[str], timeout: float, conf
                 if config.isolation == "fork":
                     nest = config.pid_namespace != "off"
                     warm = held.enter_context(
-                        zygote(command, _script_head("serve"), _environment(config), nest, denied)
+                        zygote(command, _script_head("serve"), _environment(config), nest, denied, config.sandbox)
                     )
                     root = Forked(warm, warm.fork(workdir, own, arguments, theirs))
                     tree.started(root, inherited=warm.token)
@@ -260,6 +263,7 @@ def _run_in(workdir: str, code: str, assertions: list[str], timeout: float, conf
                     pass
                 watch = _Watch(root, stdout_r, stderr_r, record_r, nonce, timeout, config)
                 ending = watch.run()
+                ending.protections = watch.protections
             finally:
                 tree.kill(contained=watch is not None and watch.contained)
             if isinstance(root, Forked) and root.lost:
@@ -336,6 +340,7 @@ class _Watch:
         self.stderr_tail = b""
         self.record = b""
         self.contained = False
+        self.protections: dict[str, str] = {}
         self.limit: Limit | None = None  # set once the child has started
         self.deadline = time.monotonic() + config.startup_timeout_s
 
@@ -430,6 +435,7 @@ class _Watch:
         start, ceiling = record.clock / 1e9, self.timeout * self.config.wall_ceiling_factor
         self.limit = Limit(self.timeout, ceiling, start, record.waited, record.pid)
         self.deadline = start + self.timeout
+        self.protections = record.protections
         self.contained = record.protections.get("pid_namespace") == "on"
         for name, state in record.protections.items():
             if state.startswith("refused"):

@@ -81,6 +81,12 @@ class RunnerConfig(BaseModel):
         "where the kernel allows (auto; a refusal is logged), always (require: a refusal is an infra_error), "
         "or never (off).",
     )
+    sandbox: Literal["auto", "require", "off"] = Field(
+        "auto",
+        description="The kernel-enforced sandbox of every candidate (worker/sandbox.py: no network, Landlock, "
+        "seccomp): each protection the kernel allows (auto; a refusal is logged and reported), all of them (require: "
+        "a worker does not start without them, a candidate does not run), or none (off).",
+    )
 
     @property
     def denied_modules(self) -> frozenset[str]:

@@ -10,7 +10,8 @@ few bytes and frees them). worker/child.py's serve() is its side of the protocol
 
 Each thread that runs candidates takes an idle zygote of the right kind (interpreter, flags,
 environment: the hash seed is fixed when an interpreter starts; whether candidates get a PID namespace;
-the denied modules, whose guards it builds once) or starts one, and gives it back
+the denied modules, whose guards it builds once; the sandbox setting, whose namespaces and system call
+filter are the zygote's own) or starts one, and gives it back
 after the candidate's tree is gone: in a Celery pool process that is one zygote, started with its
 first candidate. A zygote that dies, or answers nonsense, is discarded (the candidate in hand
 becomes an infra_error, retried like any other) and the next candidate starts a new one.
@@ -46,10 +47,12 @@ class ZygoteLost(Exception):
 class Zygote:
     """One zygote process and the host's end of its socket."""
 
-    def __init__(self, command: list[str], head: str, env: dict[str, str], nest: bool, denied: list[str]) -> None:
+    def __init__(
+        self, command: list[str], head: str, env: dict[str, str], nest: bool, denied: list[str], sandbox: str
+    ) -> None:
         """command: the interpreter and its flags; head: the code that imports serve(); nest: put each
         candidate in a PID namespace of its own; denied: the modules its candidates are denied, for
-        the guards it prepares (worker/child.py, serve())."""
+        the guards it prepares; sandbox: the setting (worker/child.py, serve())."""
         # Each candidate's process sets its own tree token (worker/proctree.py), but /proc shows a
         # process's environment as it was when its program started: a fork that does not exec shows
         # the zygote's. The zygote's own token makes those known to the cleanup too.
@@ -57,7 +60,7 @@ class Zygote:
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         try:
             self.process = subprocess.Popen(
-                [*command, "-c", f"{head}serve({theirs.fileno()}, {nest}, {denied!r})\n"],
+                [*command, "-c", f"{head}serve({theirs.fileno()}, {nest}, {denied!r}, {sandbox!r})\n"],
                 cwd="/",
                 env={**env, TOKEN_VARIABLE: self.token},
                 stdin=subprocess.DEVNULL,
@@ -198,9 +201,11 @@ _MAX_IDLE = 4
 
 
 @contextmanager
-def zygote(command: list[str], head: str, env: dict[str, str], nest: bool, denied: list[str]) -> Iterator[Zygote]:
+def zygote(
+    command: list[str], head: str, env: dict[str, str], nest: bool, denied: list[str], sandbox: str
+) -> Iterator[Zygote]:
     """An idle zygote of this kind, started if there is none, for one candidate; given back after."""
-    kind = (os.getpid(), tuple(command), tuple(sorted(env.items())), nest, tuple(denied))
+    kind = (os.getpid(), tuple(command), tuple(sorted(env.items())), nest, tuple(denied), sandbox)
     found = None
     with _lock:
         # Not a fork's copy of its parent's zygotes, nor one that died while idle (poll() reaps it).
@@ -212,7 +217,7 @@ def zygote(command: list[str], head: str, env: dict[str, str], nest: bool, denie
                 break
     for warm in dead:
         warm.close()
-    found = found or Zygote(command, head, env, nest, denied)
+    found = found or Zygote(command, head, env, nest, denied, sandbox)
     try:
         yield found
     finally:

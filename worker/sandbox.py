@@ -1,0 +1,387 @@
+"""The kernel-enforced sandbox: what a candidate's processes can reach, enforced by the kernel.
+
+Each protection is reported in the child's "started" record, and with the result, as "on", "off"
+(the setting) or "refused: <why>" (the kernel's answer):
+
+  network     a network namespace of its own, empty but for a loopback that is down, made inside a
+              user namespace (no privilege needed) with the PID namespace: by a fresh candidate's
+              interpreter (worker/child.py, new_namespaces()), or once by a zygote for all its forks
+              (serve()). Landlock's TCP rules (ABI 4) refuse every TCP bind and connect besides.
+  syscalls    seccomp-bpf, attached where the namespaces are made, before the candidate's processes
+              are forked (FILTERED and _program()): no execve/execveat; no ptrace, process_vm_*,
+              pidfd_getfd; no mount, no namespaces (clone's flags are checked; clone3 says ENOSYS,
+              and glibc falls back to clone), unshare and setns only for a PID namespace, which a
+              zygote makes for each candidate and which cannot reach outside the caller's own; no
+              bpf, perf_event_open, keyrings, io_uring, userfaultfd; sockets of AF_INET/AF_INET6 only
+              (an AF_UNIX socket could connect to any socket file: the Valkey server's, Docker's), and
+              AF_UNIX stream socketpairs.
+  filesystem  Landlock, in the candidate's own process before any of its code runs (confine()):
+              read-only access to what Python loads (the interpreter's prefixes and sys.path, the
+              system libraries) and a few system files (READ_PATHS, DEVICES); read-write access to
+              its working directory, and to /dev/shm where multiprocessing's semaphores are made;
+              read access to its own /proc/<pid> only. Nothing may be executed anywhere. A Landlock
+              domain also keeps ptrace and /proc's ptrace-checked files (environ, mem, fd) of every
+              process outside it out of reach.
+  signals     Landlock's scopes (ABI 6): signals, and connections to abstract unix sockets, only
+              within the candidate's own domain: its process and what it starts.
+
+Each step only adds restrictions; none can be undone by what it covers. This file is the host's
+worker.sandbox and the child's module `sandbox` (loaded beside child.py): it uses built-in modules
+only, and _ctypes where the sandbox is on, loaded before the import guards take it out of reach by
+name. What the sandbox does not stop is in the README's security section.
+"""
+
+import os
+import sys
+
+#: The protections this module reports, besides the PID namespace (worker/child.py).
+PROTECTIONS = ("network", "filesystem", "syscalls", "signals")
+
+#: System files and directories (besides Python's own) a candidate may read: the dynamic loader's cache
+#: and the libraries, time zones, CPU counts (os.cpu_count reads /sys), MIME types, OpenSSL's config.
+READ_PATHS = (
+    "/lib",
+    "/lib32",
+    "/lib64",
+    "/usr/lib",
+    "/usr/lib32",
+    "/usr/lib64",
+    "/usr/local/lib",
+    "/usr/share/zoneinfo",
+    "/etc/localtime",
+    "/etc/timezone",
+    "/etc/ld.so.cache",
+    "/etc/mime.types",
+    "/etc/ssl/openssl.cnf",
+    "/sys/devices/system/cpu",
+)
+#: Devices a candidate may read and write.
+DEVICES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom")
+#: Where POSIX semaphores and shared memory live (glibc's sem_open): multiprocessing's locks and queues.
+SHARED_MEMORY = "/dev/shm"
+
+# ---- system calls ------------------------------------------------------------------------------------
+
+_SYSCALL = {"x86_64": {"landlock_create_ruleset": 444, "landlock_add_rule": 445, "landlock_restrict_self": 446}}
+_SECCOMP = {"x86_64": 317}
+_AUDIT_ARCH = {"x86_64": 0xC000003E}
+_X32_BIT = 0x40000000  # x86_64's x32 ABI: the same calls under other numbers, refused whole
+#: Calls a candidate is refused (EPERM), by name and x86_64 number.
+FILTERED = {
+    "execve": 59,
+    "execveat": 322,
+    "uselib": 134,
+    "ptrace": 101,
+    "process_vm_readv": 310,
+    "process_vm_writev": 311,
+    "pidfd_getfd": 438,
+    "process_madvise": 440,
+    "kcmp": 312,
+    "mount": 165,
+    "umount2": 166,
+    "pivot_root": 155,
+    "chroot": 161,
+    "open_tree": 428,
+    "move_mount": 429,
+    "fsopen": 430,
+    "fsconfig": 431,
+    "fsmount": 432,
+    "fspick": 433,
+    "mount_setattr": 442,
+    "open_tree_attr": 467,
+    "bpf": 321,
+    "perf_event_open": 298,
+    "add_key": 248,
+    "request_key": 249,
+    "keyctl": 250,
+    "io_uring_setup": 425,
+    "io_uring_enter": 426,
+    "io_uring_register": 427,
+    "userfaultfd": 323,
+    "open_by_handle_at": 304,
+    "name_to_handle_at": 303,
+    "fanotify_init": 300,
+    "syslog": 103,
+    "acct": 163,
+    "swapon": 167,
+    "swapoff": 168,
+    "reboot": 169,
+    "kexec_load": 246,
+    "kexec_file_load": 320,
+    "init_module": 175,
+    "finit_module": 313,
+    "delete_module": 176,
+    "quotactl": 179,
+    "quotactl_fd": 443,
+    "iopl": 172,
+    "ioperm": 173,
+}
+_CLONE, _CLONE3, _SOCKET, _SOCKETPAIR, _UNSHARE, _SETNS = 56, 435, 41, 53, 272, 308
+_CLONE_NEWPID = 0x20000000
+# CLONE_NEWNS, NEWCGROUP, NEWUTS, NEWIPC, NEWUSER, NEWPID, NEWNET, NEWTIME
+_NAMESPACE_FLAGS = 0x00020000 | 0x02000000 | 0x04000000 | 0x08000000 | 0x10000000 | 0x20000000 | 0x40000000 | 0x80
+_AF_UNIX, _AF_INET, _AF_INET6, _SOCK_STREAM = 1, 2, 10, 1
+_EPERM, _ENOSYS, _EAFNOSUPPORT = 1, 38, 97
+_PR_SET_NO_NEW_PRIVS = 38
+
+# ---- Landlock -------------------------------------------------------------------------------------------
+
+_LANDLOCK_CREATE_RULESET_VERSION = 1
+_RULE_PATH_BENEATH = 1
+_EXECUTE, _WRITE_FILE, _READ_FILE, _READ_DIR = 1 << 0, 1 << 1, 1 << 2, 1 << 3
+_REMOVE_DIR, _REMOVE_FILE, _MAKE_CHAR, _MAKE_DIR = 1 << 4, 1 << 5, 1 << 6, 1 << 7
+_MAKE_REG, _MAKE_SOCK, _MAKE_FIFO, _MAKE_BLOCK, _MAKE_SYM = 1 << 8, 1 << 9, 1 << 10, 1 << 11, 1 << 12
+_REFER, _TRUNCATE, _IOCTL_DEV = 1 << 13, 1 << 14, 1 << 15  # ABI 2, 3, 5
+_FS_BY_ABI = {1: (1 << 13) - 1, 2: (1 << 14) - 1, 3: (1 << 15) - 1, 5: (1 << 16) - 1}
+_NET_BIND_TCP, _NET_CONNECT_TCP = 1 << 0, 1 << 1  # ABI 4
+_SCOPE_ABSTRACT_UNIX_SOCKET, _SCOPE_SIGNAL = 1 << 0, 1 << 1  # ABI 6
+_FILE_RIGHTS = _EXECUTE | _WRITE_FILE | _READ_FILE | _TRUNCATE | _IOCTL_DEV  # what a rule on a file may grant
+
+
+class Plan:
+    """What the sandbox needs, worked out once in the process the candidate's processes are forked from (a
+    zygote, or a fresh candidate's interpreter): the calls (through _ctypes), descriptors of the paths
+    Landlock's rules name with each rule's bytes, and the seccomp program."""
+
+    def __init__(self) -> None:
+        import _ctypes
+
+        self.machine = os.uname().machine
+        self.call = libc()
+        self.abi = self._landlock_abi()
+        self.handled_fs = _FS_BY_ABI[max(v for v in _FS_BY_ABI if v <= self.abi)] if self.abi > 0 else 0
+        self.handled_net = _NET_BIND_TCP | _NET_CONNECT_TCP if self.abi >= 4 else 0
+        self.scoped = _SCOPE_ABSTRACT_UNIX_SOCKET | _SCOPE_SIGNAL if self.abi >= 6 else 0
+        read = _READ_FILE | _READ_DIR
+        self.workdir_rights = self.handled_fs & ~(_EXECUTE | _IOCTL_DEV | _MAKE_CHAR | _MAKE_BLOCK)
+        self.proc_rights = read
+        wanted = [(path, read) for path in _beneath_none(_python_paths() + list(READ_PATHS))]
+        wanted += [(path, _READ_FILE | _WRITE_FILE | _TRUNCATE) for path in DEVICES]
+        wanted.append((SHARED_MEMORY, _READ_FILE | _WRITE_FILE | _TRUNCATE | _MAKE_REG | _REMOVE_FILE))
+        # (descriptor, struct landlock_path_beneath_attr) of each rule: a candidate only adds them.
+        self.rules: list[tuple[int, bytes]] = []
+        for path, rights in wanted:
+            try:
+                fd = os.open(path, os.O_PATH | os.O_CLOEXEC)
+            except OSError:  # not on this machine
+                continue
+            self.rules.append((fd, self.rule(fd, rights if os.path.isdir(fd) else rights & _FILE_RIGHTS)))
+        self.fds = [fd for fd, _ in self.rules]
+        self.program = self._seccomp_program(_ctypes)
+
+    def rule(self, fd: int, rights: int) -> bytes:
+        return (rights & self.handled_fs).to_bytes(8, sys.byteorder) + fd.to_bytes(4, sys.byteorder, signed=True)
+
+    def _landlock_abi(self) -> int:
+        numbers = _SYSCALL.get(self.machine)
+        if numbers is None:
+            return 0
+        try:
+            return self.call("syscall", numbers["landlock_create_ruleset"], 0, 0, _LANDLOCK_CREATE_RULESET_VERSION)
+        except OSError:
+            return 0
+
+    def _seccomp_program(self, _ctypes) -> tuple[object, bytes] | None:
+        """The filter in memory of its own, and the sock_fprog that points at it; None: no table for
+        this machine."""
+        if self.machine not in _AUDIT_ARCH:
+            return None
+        code = _program(_AUDIT_ARCH[self.machine])
+
+        class Char(_ctypes._SimpleCData):
+            _type_ = "c"
+
+        buffer = type("Filter", (_ctypes.Array,), {"_type_": Char, "_length_": len(code)}).from_buffer_copy(code)
+        length = (len(code) // 8).to_bytes(2, sys.byteorder)
+        return buffer, length + bytes(6) + _ctypes.addressof(buffer).to_bytes(8, sys.byteorder)
+
+
+def _python_paths() -> list[str]:
+    """Where this interpreter loads Python from: its prefixes and every directory on sys.path."""
+    return [sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix, *(entry for entry in sys.path if entry)]
+
+
+def _beneath_none(paths: list[str]) -> list[str]:
+    """The paths, resolved, that exist and lie beneath none of the others (one rule covers those)."""
+    found = sorted({os.path.realpath(path) for path in paths if os.path.exists(path)})
+    kept: list[str] = []
+    for path in found:  # sorted: a directory comes before what lies beneath it
+        if not any(path == top or path.startswith(top.rstrip("/") + "/") for top in kept):
+            kept.append(path)
+    return kept
+
+
+_libc: list[object] = []
+
+
+def libc():
+    """call(name, *arguments): libc's `name` on int and bytes arguments (bytes: a pointer to them),
+    returning its int result, or raising OSError with errno where it returns -1.
+
+    _ctypes alone costs ~0.3 ms where `import ctypes` costs ~1.6 ms; the child loads it before the
+    import guards take it out of sys.modules (worker/child.py)."""
+    if _libc:
+        return _libc[0]
+    import _ctypes
+
+    class Long(_ctypes._SimpleCData):
+        _type_ = "l"
+
+    class Function(_ctypes.CFuncPtr):
+        _flags_ = _ctypes.FUNCFLAG_CDECL | _ctypes.FUNCFLAG_USE_ERRNO
+        _restype_ = Long
+
+    class Libc:
+        _handle = _ctypes.dlopen(None)
+
+    functions: dict[str, object] = {}
+
+    def call(name: str, *arguments: int | bytes) -> int:
+        if name not in functions:
+            functions[name] = Function((name, Libc))
+        result = functions[name](*(Long(a) if isinstance(a, int) else a for a in arguments))
+        if result == -1:
+            code = _ctypes.get_errno()
+            raise OSError(code, os.strerror(code))
+        return result
+
+    _libc.append(call)
+    return call
+
+
+def prepare(setting: str) -> Plan | str:
+    """The plan, or the state every protection of it is in: "off" (the setting), "refused: <why>"."""
+    if setting == "off":
+        return "off"
+    try:
+        return Plan()
+    except (ImportError, OSError) as exc:
+        return f"refused: {exc}"
+
+
+def restrict_calls(plan: Plan | str) -> str:
+    """Attach the seccomp filter to this process, and so to every process it starts from now on; the
+    state of "syscalls". Also sets no_new_privs, which Landlock needs too."""
+    if isinstance(plan, str):
+        return plan
+    try:
+        plan.call("prctl", _PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
+    except OSError as exc:
+        return f"refused: prctl(PR_SET_NO_NEW_PRIVS): {exc}"
+    if plan.program is None:
+        return f"refused: codeexec has no system call table for {plan.machine}"
+    try:
+        plan.call("syscall", _SECCOMP[plan.machine], 1, 0, plan.program[1])  # SECCOMP_SET_MODE_FILTER
+    except OSError as exc:
+        return f"refused: {exc}"
+    return "on"
+
+
+def confine(plan: Plan | str) -> dict[str, str]:
+    """In the candidate's own process, its working directory the current one: apply Landlock; the
+    states of "filesystem" and "signals". Closes the plan's descriptors."""
+    if isinstance(plan, str):
+        return {"filesystem": plan, "signals": plan}
+    try:
+        return _landlock(plan)
+    finally:
+        for fd in plan.fds:
+            os.close(fd)
+
+
+def _landlock(plan: Plan) -> dict[str, str]:
+    if plan.abi <= 0:
+        why = "refused: Landlock is not available (a kernel older than 5.13, or not enabled at boot)"
+        return {"filesystem": why, "signals": why}
+    numbers = _SYSCALL[plan.machine]
+    size = 8 if plan.abi < 4 else 16 if plan.abi < 6 else 24
+    attr = b"".join(v.to_bytes(8, sys.byteorder) for v in (plan.handled_fs, plan.handled_net, plan.scoped))
+    call, add = plan.call, numbers["landlock_add_rule"]
+    try:
+        ruleset = call("syscall", numbers["landlock_create_ruleset"], attr[:size], size, 0)
+    except OSError as exc:
+        why = f"refused: {exc}"
+        return {"filesystem": why, "signals": why}
+    own = []
+    try:
+        for path, rights in ((".", plan.workdir_rights), ("/proc/self", plan.proc_rights)):
+            own.append(os.open(path, os.O_PATH | os.O_CLOEXEC))
+            call("syscall", add, ruleset, _RULE_PATH_BENEATH, plan.rule(own[-1], rights), 0)
+        for _, rule in plan.rules:
+            call("syscall", add, ruleset, _RULE_PATH_BENEATH, rule, 0)
+        call("syscall", numbers["landlock_restrict_self"], ruleset, 0)
+    except OSError as exc:
+        why = f"refused: {exc}"
+        return {"filesystem": why, "signals": why}
+    finally:
+        for fd in (ruleset, *own):
+            os.close(fd)
+    signals = "on" if plan.scoped else f"refused: Landlock ABI {plan.abi} has no signal scope (6 has)"
+    return {"filesystem": "on", "signals": signals}
+
+
+def _program(arch: int) -> bytes:
+    """The seccomp-bpf filter, as struct sock_filter[] (code u16, jt u8, jf u8, k u32).
+
+    The calls it judges are found by a binary search on the call's number, not a list of comparisons:
+    the kernel runs the filter for every number when it is attached, to cache which calls it always
+    allows, and that costs every candidate time in proportion to the path an allowed call takes."""
+    load, jeq, jge, jset, ret, and_ = 0x20, 0x15, 0x35, 0x45, 0x06, 0x54
+    allow, kill = 0x7FFF0000, 0x80000000  # SECCOMP_RET_ALLOW, SECCOMP_RET_KILL_PROCESS
+
+    def errno(number: int) -> int:
+        return 0x00050000 | number  # SECCOMP_RET_ERRNO
+
+    nr, arch_at, arg0, arg1 = 0, 4, 16, 24  # offsets in struct seccomp_data (an argument's low half)
+    judged = sorted(
+        [(number, "deny") for number in FILTERED.values()]
+        + [(_CLONE, "clone"), (_CLONE3, "nosys"), (_SOCKET, "socket"), (_SOCKETPAIR, "socketpair")]
+        + [(_UNSHARE, "unshare"), (_SETNS, "setns")]
+    )
+    # (label, code, k, label if true, label if false); None: the next instruction.
+    program: list[tuple[str | None, int, int, str | None, str | None]] = [
+        (None, load, arch_at, None, None),
+        (None, jeq, arch, None, "kill"),
+        (None, load, nr, None, None),
+        (None, jge, _X32_BIT, "deny", None),
+    ]
+
+    def search(entries: list[tuple[int, str]], label: str | None) -> None:
+        if len(entries) == 1:
+            number, action = entries[0]
+            program.append((label, jeq, number, action, "allow"))
+            return
+        middle = len(entries) // 2
+        upper = f"from {entries[middle][0]}"
+        program.append((label, jge, entries[middle][0], upper, None))
+        search(entries[:middle], None)
+        search(entries[middle:], upper)
+
+    search(judged, None)
+    program += [
+        ("clone", load, arg0, None, None),
+        (None, jset, _NAMESPACE_FLAGS, "deny", "allow"),
+        ("unshare", load, arg0, None, None),
+        (None, jeq, _CLONE_NEWPID, "allow", "deny"),
+        ("setns", load, arg1, None, None),
+        (None, jeq, _CLONE_NEWPID, "allow", "deny"),
+        ("socket", load, arg0, None, None),
+        (None, jeq, _AF_INET, "allow", None),
+        (None, jeq, _AF_INET6, "allow", "family"),
+        ("socketpair", load, arg0, None, None),
+        (None, jeq, _AF_UNIX, None, "family"),
+        (None, load, arg1, None, None),
+        (None, and_, 0xF, None, None),  # the type, without SOCK_NONBLOCK and SOCK_CLOEXEC
+        (None, jeq, _SOCK_STREAM, "allow", "deny"),
+        ("allow", ret, allow, None, None),
+        ("deny", ret, errno(_EPERM), None, None),
+        ("nosys", ret, errno(_ENOSYS), None, None),
+        ("family", ret, errno(_EAFNOSUPPORT), None, None),
+        ("kill", ret, kill, None, None),
+    ]
+    at = {label: index for index, (label, *_) in enumerate(program) if label}
+    code = b""
+    for index, (_, op, k, if_true, if_false) in enumerate(program):
+        jt, jf = ((at[target] - index - 1 if target else 0) for target in (if_true, if_false))
+        code += op.to_bytes(2, sys.byteorder) + bytes((jt, jf)) + k.to_bytes(4, sys.byteorder)
+    return code
