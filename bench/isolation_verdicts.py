@@ -1,12 +1,14 @@
-"""Same verdicts in both isolation modes: every sample evaluated forked from a warm interpreter and in a
-fresh one, through the whole distributed path (private Valkey, one worker process per core), compared
-line by line. The default isolation is "fork" only if this prints no difference.
+"""Same verdicts in both isolation modes, and with the sandbox on and off: every sample evaluated forked
+from a warm interpreter and in a fresh one (or in the default isolation with workers whose sandbox is on,
+and off: worker/sandbox.py), through the whole distributed path (private Valkey, one worker process
+per core), compared line by line. The default isolation is "fork", and the sandbox on, only if this
+prints no difference.
 
 Sets: every file of ../shared/data/humaneval-reference (16,400 real generations), MBPP's canonical
 solutions (every split, 974), and Reflexion's GPT-4 MBPP solutions (397). Beside the verdicts, each
 set's wall time in both modes (the two arms alternate from set to set).
 
-    python bench/isolation_verdicts.py [--sets reference,mbpp,gpt4]
+    python bench/isolation_verdicts.py [--sets reference,mbpp,gpt4] [--compare isolation|sandbox]
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from bench.runs import Evaluated, evaluate
 from producer.backend import private_backend
 from producer.problems import load_problems, write_canonical_samples
 
-MODES = ("fork", "fresh")
+ARMS = {"isolation": ("fork", "fresh"), "sandbox": ("on", "off")}
 
 
 def sets(wanted: list[str], directory: Path) -> list[tuple[str, str, Path]]:
@@ -48,30 +50,43 @@ def sets(wanted: list[str], directory: Path) -> list[tuple[str, str, Path]]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sets", default="reference,mbpp,gpt4")
+    parser.add_argument("--compare", choices=sorted(ARMS), default="isolation")
     args = parser.parse_args()
+    first, second = ARMS[args.compare]
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         directory = Path(tmp)
-        with private_backend(directory / "valkey", os.cpu_count() or 1) as client:
-            for number, (name, problems, samples) in enumerate(sets(args.sets.split(","), directory)):
-                order = MODES if number % 2 == 0 else MODES[::-1]
-                arms: dict[str, Evaluated] = {}
-                for mode in order:
-                    arms[mode] = evaluate(client, problems, samples, f"set{number}-{mode}", isolation=mode)
-                rows.append((name, samples.read_text().splitlines(), arms))
-    print(f"{'set':<36} {'samples':>8} {'verdicts differ':>16} {'outcomes differ':>16} {'fork/s':>8} {'fresh/s':>8}")
-    for name, lines, arms in rows:
-        fork, fresh = arms["fork"], arms["fresh"]
-        n = len(fork.verdicts)
-        verdicts = [i for i in range(n) if fork.verdicts[i] != fresh.verdicts[i]]
-        outcomes = [i for i in range(n) if _outcome(fork, i) != _outcome(fresh, i)]
+        chosen = sets(args.sets.split(","), directory)
+        runs: dict[tuple[int, str], Evaluated] = {}
+        if args.compare == "isolation":
+            with private_backend(directory / "valkey", os.cpu_count() or 1) as client:
+                for number, (_, problems, samples) in enumerate(chosen):
+                    for mode in (first, second) if number % 2 == 0 else (second, first):
+                        runs[number, mode] = evaluate(client, problems, samples, f"set{number}-{mode}", isolation=mode)
+        else:  # the sandbox is the workers' setting: a backend (its workers) for each arm, one after the other
+            for arm in (first, second):
+                os.environ["CODEEXEC_SANDBOX"] = "auto" if arm == "on" else "off"
+                with private_backend(directory / f"valkey-{arm}", os.cpu_count() or 1) as client:
+                    for number, (_, problems, samples) in enumerate(chosen):
+                        runs[number, arm] = evaluate(client, problems, samples, f"set{number}-{arm}")
+            os.environ.pop("CODEEXEC_SANDBOX")
+        for number, (name, _, samples) in enumerate(chosen):
+            rows.append((name, samples.read_text().splitlines(), runs[number, first], runs[number, second]))
+    print(
+        f"{'set':<36} {'samples':>8} {'verdicts differ':>16} {'outcomes differ':>16}"
+        f" {first + '/s':>8} {second + '/s':>8}"
+    )
+    for name, lines, one, other in rows:
+        n = len(one.verdicts)
+        verdicts = [i for i in range(n) if one.verdicts[i] != other.verdicts[i]]
+        outcomes = [i for i in range(n) if _outcome(one, i) != _outcome(other, i)]
         print(
             f"{name:<36} {n:>8} {len(verdicts):>16} {len(outcomes):>16}"
-            f" {n / fork.seconds:>8.1f} {n / fresh.seconds:>8.1f}"
+            f" {n / one.seconds:>8.1f} {n / other.seconds:>8.1f}"
         )
         for i in sorted(set(verdicts) | set(outcomes)):
             task = json.loads(lines[i])["task_id"]
-            print(f"    line {i + 1} ({task}): fork {_describe(fork, i)}; fresh {_describe(fresh, i)}")
+            print(f"    line {i + 1} ({task}): {first} {_describe(one, i)}; {second} {_describe(other, i)}")
 
 
 def _outcome(arm: Evaluated, line: int) -> str | None:

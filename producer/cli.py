@@ -141,6 +141,9 @@ def build_parser() -> argparse.ArgumentParser:
     worker.add_argument("--hostname", help="worker name (default: celery@<host>)")
     sub.add_parser("server", parents=[shared], help="run the private Valkey in the foreground")
     sub.add_parser("stop", parents=[shared], help="stop the warm private Valkey and local workers now")
+    sub.add_parser(
+        "doctor", parents=[shared], help="the protections candidates run under on this machine"
+    ).add_argument("--json", action="store_true")
     flower = sub.add_parser("flower", parents=[shared], help="Celery's Flower monitor (needs codeexec[monitor])")
     flower.add_argument("--port", type=int, default=5555)
     return parser
@@ -341,6 +344,31 @@ def cmd_stop(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_doctor(args: argparse.Namespace) -> int:
+    """Run a probe candidate in each isolation mode, with this machine's settings, and say what it ran
+    under; exit 1 if the settings require a protection that is not in place."""
+    from worker.protections import NAMES, probe
+    from worker.sandbox import missing
+
+    settings = get_settings()
+    found = probe()
+    absent = {
+        mode: missing(protections, settings.pid_namespace, settings.sandbox) for mode, protections in found.items()
+    }
+    if args.json:
+        print(json.dumps({"sandbox": settings.sandbox, "pid_namespace": settings.pid_namespace, "isolation": found}))
+    else:
+        print(f"settings: CODEEXEC_SANDBOX={settings.sandbox}, CODEEXEC_PID_NAMESPACE={settings.pid_namespace}")
+        for mode, protections in found.items():
+            print(f"isolation {mode}:")
+            for name in NAMES:
+                print(f"  {name:<14} {protections.get(name, 'unknown')}")
+        for mode, names in absent.items():
+            if names:
+                print(f"codeexec: required, and not in place (isolation {mode}): {', '.join(names)}", file=sys.stderr)
+    return 1 if any(absent.values()) else 0
+
+
 def cmd_flower(args: argparse.Namespace) -> int:
     try:
         import flower  # noqa: F401 — only to say clearly that it is missing
@@ -363,6 +391,7 @@ COMMANDS = {
     "worker": cmd_worker,
     "server": cmd_server,
     "stop": cmd_stop,
+    "doctor": cmd_doctor,
     "flower": cmd_flower,
 }
 

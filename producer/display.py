@@ -113,6 +113,13 @@ def _no_jobs_anywhere(client: redis.Redis, run: str) -> bool:
     return client.llen(keys.QUEUE) == 0 and in_flight(client, run) == 0
 
 
+def _protections(summary: str) -> str:
+    """ "all on", or the protections that were not (worker/protections.py's summary)."""
+    states = dict(word.partition("=")[::2] for word in summary.split())
+    short = [f"{name} {state}" for name, state in states.items() if state != "on"]
+    return "all on" if not short else "without " + ", ".join(short)
+
+
 def print_report(report: RunReport, per_task: bool) -> None:
     table = Table(title=f"run {report.run}", title_justify="left")
     table.add_column("metric")
@@ -129,6 +136,9 @@ def print_report(report: RunReport, per_task: bool) -> None:
     table.add_row("time limit", f"{report.timeout_s:g} s")
     table.add_row("hash seed", str(report.hash_seed))
     table.add_row("isolation", report.isolation)
+    for host, seen in report.protections.items():
+        for under, count in seen.items():
+            table.add_row(f"protections on {host}", f"{_protections(under)} ({count} samples)")
     stdout.print(table)
     for note in report.notes:
         stdout.print(f"[yellow]note:[/] {note}")

@@ -34,6 +34,11 @@ class RunReport(BaseModel):
     timeout_s: float = Field(description="The run's time limit per candidate (time it could run).")
     hash_seed: int
     isolation: str = Field(description="How the candidates' processes started: fork or fresh.")
+    protections: dict[str, dict[str, int]] = Field(
+        default_factory=dict,
+        description="host -> what its candidates ran under (worker/protections.py, one word per protection) -> "
+        "samples.",
+    )
     left_out: dict[str, str] = Field(default_factory=dict, description="k -> why pass@k is not reported.")
     notes: list[str] = Field(default_factory=list)
     tasks: dict[str, TaskReport]
@@ -85,6 +90,11 @@ def build_report(client: redis.Redis, run: str, ks: Sequence[int]) -> RunReport:
     if done < meta.n_samples:
         notes.append(f"incomplete: {done} of {meta.n_samples} samples have a result")
     notes.extend(sorted(worker_notes))
+    protections: dict[str, dict[str, int]] = {}
+    for name, count in stats.items():
+        if name.startswith(keys.PROTECTIONS):
+            host, _, under = name.removeprefix(keys.PROTECTIONS).partition(" ")
+            protections.setdefault(host, {})[under] = int(count)
     return RunReport(
         run=run,
         complete=done >= meta.n_samples,
@@ -95,6 +105,7 @@ def build_report(client: redis.Redis, run: str, ks: Sequence[int]) -> RunReport:
         timeout_s=meta.timeout_s,
         hash_seed=meta.hash_seed,
         isolation=meta.isolation,
+        protections=protections,
         left_out=left_out,
         notes=notes,
         tasks=tasks,

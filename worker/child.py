@@ -30,7 +30,14 @@ import sys
 import time
 from _signal import SIGKILL
 
-from sandbox import Plan, confine, libc, prepare, restrict_calls  # worker/sandbox.py, loaded from beside this file
+from sandbox import (
+    Plan,
+    confine,
+    libc,
+    missing,
+    prepare,
+    restrict_calls,
+)  # worker/sandbox.py, loaded from beside this file
 
 # Bound now, before any candidate code runs, so a candidate that reassigns os.write or os._exit
 # cannot keep the runner from reporting or from exiting.
@@ -549,13 +556,9 @@ def main(
             start_under_init(lifeline_fd)
     # In the candidate's own process from here.
     protections |= confine(plan)
-    missing = [
-        f"{name} ({state})"
-        for name, state in protections.items()
-        if state != "on" and (pid_namespace if name == "pid_namespace" else sandbox) == "require"
-    ]
-    if missing:
-        _write(2, f"codeexec: required, and not in place: {', '.join(missing)}\n".encode())
+    absent = missing(protections, pid_namespace, sandbox)
+    if absent:
+        _write(2, f"codeexec: required, and not in place: {', '.join(absent)}\n".encode())
         _exit(1)
     if protections["pid_namespace"] != "on":
         _thread.start_new_thread(die_with_host, (lifeline_fd,))

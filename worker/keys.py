@@ -12,7 +12,9 @@ slot and the result write can touch all of them in one Lua script.
     codeexec:{run}:attempts:{task_id}   hash   sample index -> deliveries so far
     codeexec:{run}:n                    hash   task_id -> samples with a result that counts (not infra_error)
     codeexec:{run}:c                    hash   task_id -> samples that passed
-    codeexec:{run}:stats                hash   "done" -> results recorded; "outcome:<exit code>" -> count
+    codeexec:{run}:stats                hash   "done" -> results recorded; "outcome:<exit code>" -> count;
+                                               "protections:<host> <summary>" -> results of candidates run
+                                               under those protections on that host (worker/protections.py)
     codeexec:{run}:notes                set    what workers found worth saying about the run (a wall-clock limit)
 
 The workers and the jobs they hold (worker/leases.py) share the hash tag {workers}, so that a
@@ -33,6 +35,7 @@ PREFIX = "codeexec"
 QUEUE = "codeexec"  # the Celery queue jobs go to
 RUNS = f"{PREFIX}:runs"
 DONE = "done"  # field of the stats hash
+PROTECTIONS = "protections:"  # how the stats hash's protections fields begin
 _WORKERS = f"{PREFIX}:{{workers}}"
 WORKERS = f"{_WORKERS}:all"
 LEASES = f"{_WORKERS}:leases"
@@ -80,6 +83,10 @@ def stats(run: str) -> str:
 
 def outcome_field(exit_code: str) -> str:
     return f"outcome:{exit_code}"
+
+
+def protections_field(host: str, summary: str) -> str:
+    return f"{PROTECTIONS}{host} {summary}"
 
 
 def notes(run: str) -> str:

@@ -249,6 +249,15 @@ def libc():
     return call
 
 
+def missing(protections: dict[str, str], pid_namespace: str, sandbox: str) -> list[str]:
+    """The protections the settings ("auto", "require", "off") require that are not on, with why."""
+    return [
+        f"{name} ({state})"
+        for name, state in protections.items()
+        if state != "on" and (pid_namespace if name == "pid_namespace" else sandbox) == "require"
+    ]
+
+
 def prepare(setting: str) -> Plan | str:
     """The plan, or the state every protection of it is in: "off" (the setting), "refused: <why>"."""
     if setting == "off":

@@ -16,7 +16,8 @@ from worker.models import Problem, RunMeta, Sample, StoredResult
 # sample from pending and moves the task's n and c and the run's counters. A redelivered or duplicated
 # job finds the field taken and changes nothing.
 #   KEYS: results, pending, n, c, stats
-#   ARGV: index, result JSON, task_id, outcome field, in n, passed, done field (field names: keys.py)
+#   ARGV: index, result JSON, task_id, outcome field, in n, passed, done field, protections field (field
+#   names: keys.py; the last may be empty)
 _RECORD = """
 if redis.call('HSETNX', KEYS[1], ARGV[1], ARGV[2]) == 0 then
     return 0
@@ -26,6 +27,7 @@ if ARGV[5] == '1' then redis.call('HINCRBY', KEYS[3], ARGV[3], 1) end
 if ARGV[6] == '1' then redis.call('HINCRBY', KEYS[4], ARGV[3], 1) end
 redis.call('HINCRBY', KEYS[5], ARGV[4], 1)
 redis.call('HINCRBY', KEYS[5], ARGV[7], 1)
+if ARGV[8] ~= '' then redis.call('HINCRBY', KEYS[5], ARGV[8], 1) end
 return 1
 """
 
@@ -92,11 +94,18 @@ class WorkerStore:
         return (None if raw is None else Sample.model_validate_json(raw)), int(attempt)
 
     def record(
-        self, run: str, task_id: str, index: int, result: StoredResult, client: redis.client.Pipeline | None = None
+        self,
+        run: str,
+        task_id: str,
+        index: int,
+        result: StoredResult,
+        client: redis.client.Pipeline | None = None,
+        protections: str = "",
     ) -> bool:
         """Store the result unless the sample has one already; True if this write counted.
 
         With a pipeline as `client`, the write is queued on it and the return value means nothing.
+        `protections`: the run's stats field that counts what the candidate ran under (keys.py), if any.
         """
         written = self._record(
             keys=[keys.results(run, task_id), keys.pending(run, task_id), keys.n(run), keys.c(run), keys.stats(run)],
@@ -108,6 +117,7 @@ class WorkerStore:
                 int(result.counts_toward_n),
                 int(result.exit_code == "pass"),
                 keys.DONE,
+                protections,
             ],
             client=client,
         )

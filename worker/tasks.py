@@ -4,14 +4,17 @@ from __future__ import annotations
 
 import logging
 import os
+import socket
 import time
 
-from celery.signals import worker_process_init
+from celery.signals import worker_init, worker_process_init
 
+from worker import keys
 from worker.celery import app
 from worker.leases import Heart
 from worker.models import Job, StoredResult
 from worker.program import program_for
+from worker.protections import check_at_start, summary
 from worker.result import Outcome, RunResult
 from worker.runner import run_candidate, unclosed_fence
 from worker.settings import get_settings
@@ -30,6 +33,12 @@ def store() -> WorkerStore:
         _stores.clear()
         _stores[pid] = WorkerStore(connect(get_settings().effective_redis_url))
     return _stores[pid]
+
+
+@worker_init.connect
+def probe_protections(**_: object) -> None:
+    """Before the pool starts: log what candidates run under here; exit if a required one is missing."""
+    check_at_start()
 
 
 @worker_process_init.connect
@@ -67,7 +76,8 @@ def evaluate_sample(db: WorkerStore, run: str, task_id: str, index: int) -> None
         result = _run(problem.assertions, program_for(problem, sample), timeout_s, db.runner_options(run))
         if result.wall_clock_only:
             db.note(run, "time limits counted wall-clock time on some workers: their kernel gives no CPU-wait figure")
-    db.record(run, task_id, index, StoredResult.from_run(result))
+    under = keys.protections_field(socket.gethostname(), summary(result.protections)) if result.protections else ""
+    db.record(run, task_id, index, StoredResult.from_run(result), protections=under)
 
 
 def _run(assertions: list[str], code: str | None, timeout_s: float, options: dict[str, object]) -> RunResult:

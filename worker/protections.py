@@ -1,0 +1,56 @@
+"""Which protections candidates run under here: probed when a worker starts, logged, counted with each
+run's results (worker/store.py), and printed by `codeexec doctor`.
+
+The probe runs a real candidate through the runner in each isolation mode and reads what its "started"
+record says (worker/child.py): what the kernel granted, not what it advertises.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from worker.runner import run_candidate
+from worker.sandbox import PROTECTIONS, missing
+from worker.settings import RunnerConfig, get_settings
+from worker.zygote import close_idle
+
+#: Every protection a candidate's "started" record reports, in the order they are made.
+NAMES = ("pid_namespace", *PROTECTIONS)
+log = logging.getLogger(__name__)
+
+
+def probe() -> dict[str, dict[str, str]]:
+    """isolation -> protection -> "on", "off" or "refused: <why>", for each isolation mode, with the
+    settings; "require" is probed as "auto" (what is there), for the caller to compare."""
+    settings = get_settings()
+    wanted = {name: "off" if getattr(settings, name) == "off" else "auto" for name in ("pid_namespace", "sandbox")}
+    found = {}
+    for isolation in RunnerConfig.model_fields["isolation"].annotation.__args__:
+        result = run_candidate("", [], isolation=isolation, **wanted)
+        found[isolation] = result.protections or dict.fromkeys(
+            NAMES, f"refused: the probe did not start: {result.detail}"
+        )
+    close_idle()  # the probe's zygote: a pool process forked from here starts its own
+    return found
+
+
+def summary(protections: dict[str, str]) -> str:
+    """One word per protection: "pid_namespace=on network=refused ..." (the why is in the worker's log)."""
+    return " ".join(f"{name}={protections.get(name, 'off').partition(':')[0]}" for name in NAMES)
+
+
+def check_at_start() -> None:
+    """Probe, log what candidates will run under, and exit if a required protection is not in place."""
+    settings = get_settings()
+    for isolation, protections in probe().items():
+        refused = [f"{name} ({state})" for name, state in protections.items() if state != "on"]
+        log.warning(
+            "candidates (isolation %s) run under: %s%s",
+            isolation,
+            ", ".join(name for name in NAMES if protections.get(name) == "on") or "none of the protections",
+            f"; not under: {', '.join(refused)}" if refused else "",
+        )
+        absent = missing(protections, settings.pid_namespace, settings.sandbox)
+        if absent:
+            log.error("required, and not in place here: %s; the worker does not start", ", ".join(absent))
+            raise SystemExit(1)
