@@ -4,7 +4,7 @@ The host (worker/runner.py) never imports this file. In isolation mode "fresh", 
 it writes a small script into the candidate's fresh temporary directory, which loads this module
 (from its cached bytecode) and makes one call
 
-    main(**{candidate, assertions, denied, nonce, pid_namespace, sandbox}, record_fd=R, lifeline_fd=L,
+    main(**{candidate, assertions, denied, nonce, pid_namespace, sandbox, seccomp}, record_fd=R, lifeline_fd=L,
          script=sys.argv[0])
 
 with the arguments written by repr(), and starts a fresh interpreter on it (``python -s``, with an
@@ -30,14 +30,8 @@ import sys
 import time
 from _signal import SIGKILL
 
-from sandbox import (
-    Plan,
-    confine,
-    libc,
-    missing,
-    prepare,
-    restrict_calls,
-)  # worker/sandbox.py, loaded from beside this file
+# worker/sandbox.py, loaded from beside this file
+from sandbox import Plan, confine, libc, missing, prepare, restrict_calls, ruleset
 
 # Bound now, before any candidate code runs, so a candidate that reassigns os.write or os._exit
 # cannot keep the runner from reporting or from exiting.
@@ -530,11 +524,13 @@ def main(
     lifeline_fd: int,
     pid_namespace: str,
     sandbox: str,
+    seccomp: bytes | None,
     script: str | None = None,
     forked: tuple | None = None,
 ) -> None:
     """Run the candidate and write the record; never returns. `pid_namespace`, `sandbox`: the settings
-    ("auto": where the kernel allows, "require", "off"). `script`: the file a fresh interpreter was
+    ("auto": where the kernel allows, "require", "off"). `seccomp`: the system call filter, which the host
+    builds (worker/sandbox.py, seccomp_filter()). `script`: the file a fresh interpreter was
     started on, removed first (it holds the nonce; the candidate has no business reading it).
     `forked`: what the zygote that forked this process made for it (become_candidate()), else None."""
     if script is not None:
@@ -545,17 +541,20 @@ def main(
         _exit(1)
     if forked is None:  # a fresh interpreter: the namespaces and the system call filter are ours to make
         protections = new_namespaces(pid_namespace != "off", sandbox != "off")
-        plan = prepare(sandbox)
+        plan = prepare(sandbox, seccomp)
         protections["syscalls"] = restrict_calls(plan)
+        rules = ruleset(plan, ".")
+        if isinstance(plan, Plan):
+            plan.close()
         install_guards = None
         if protections["pid_namespace"] == "on":
             contain(lifeline_fd)
     else:
-        protections, plan, install_guards = forked
+        protections, plan, rules, install_guards = forked
         if protections["pid_namespace"] == "on":
             start_under_init(lifeline_fd)
     # In the candidate's own process from here.
-    protections |= confine(plan)
+    protections |= confine(plan, rules)
     absent = missing(protections, pid_namespace, sandbox)
     if absent:
         _write(2, f"codeexec: required, and not in place: {', '.join(absent)}\n".encode())
@@ -582,8 +581,8 @@ def main(
 
 # ---- the zygote: one warm interpreter, one fork per candidate ------------------------------------------
 #
-# Isolation "fork": the host starts this script once, with serve(sock_fd, nest, denied, sandbox) as its
-# call.
+# Isolation "fork": the host starts this script once, with serve(sock_fd, nest, denied, sandbox, seccomp)
+# as its call.
 # The zygote never runs a byte of candidate code and never installs the guards (it builds them once,
 # for its forks to install: guards()); it only answers the host's requests on a unix socket
 # (SOCK_SEQPACKET: one request, one message), one candidate at a time. First it says b"ready <pid>":
@@ -617,14 +616,14 @@ def main(
 CALL_FILE = ".codeexec_call"
 
 
-def serve(sock_fd: int, nest: bool, denied: list[str], sandbox: str) -> None:
+def serve(sock_fd: int, nest: bool, denied: list[str], sandbox: str, seccomp: bytes | None) -> None:
     import _socket  # the zygote's: loaded once, into no candidate's time
     import marshal
     import select  # start_under_init()'s, for every candidate's init: loaded here once
 
     sock = _socket.socket(fileno=sock_fd)
     home, watch, made = zygote_namespaces(sock, nest, sandbox != "off")
-    plan = prepare(sandbox)
+    plan = prepare(sandbox, seccomp)
     made["syscalls"] = restrict_calls(plan)  # the server's filter, and every fork's from its first instruction
     prepared = (denied, guards(denied))  # after the last import of ours, as guards() requires
     if home is None:
@@ -652,15 +651,16 @@ def serve(sock_fd: int, nest: bool, denied: list[str], sandbox: str) -> None:
                 if level == _socket.SOL_SOCKET and kind == _socket.SCM_RIGHTS
                 for at in range(0, len(data) - 3, 4)
             ]
+            request = rest.decode("utf-8", "surrogateescape")
+            rules = ruleset(plan, request.partition("\0")[0])
             made["pid_namespace"] = namespace_for_next_fork() if home is not None else made["pid_namespace"]
             init = made["pid_namespace"] == "on"
             child = os.fork()
             if child == 0:
-                request = rest.decode("utf-8", "surrogateescape")
-                become_candidate(sock, fds, request, marshal, (dict(made), plan, prepared))
+                become_candidate(sock, fds, request, marshal, (dict(made), plan, rules, prepared))
             if init:
                 setns(home, CLONE_NEWPID)  # our next child is ours again, until the next unshare
-            for fd in fds:
+            for fd in [*fds, *([rules] if isinstance(rules, int) else [])]:
                 _close(fd)
             answer = b"pid %d" % (host_pid(child) if home is not None else child)
         else:
@@ -722,8 +722,8 @@ def host_pid(pid: int) -> int:
 
 def become_candidate(sock, fds: list[int], request: str, marshal, forked: tuple) -> None:
     """In the zygote's fork: set up what a fresh interpreter started by the host would have, then run
-    main(). `forked`: (the protections the zygote made for this process, its sandbox plan, (denied,
-    its guards for them)). Never returns."""
+    main(). `forked`: (the protections the zygote made for this process, its sandbox plan, the Landlock
+    ruleset it made for it, (denied, its guards for them)). Never returns."""
     try:
         stdout_fd, stderr_fd, record_fd, lifeline_fd = fds
         workdir, *variables = request.split("\0")
@@ -731,9 +731,9 @@ def become_candidate(sock, fds: list[int], request: str, marshal, forked: tuple)
         os.setsid()  # a session and a process group of its own, as start_new_session gives
         os.dup2(stdout_fd, 1)
         os.dup2(stderr_fd, 2)
-        protections, plan, (denied, install) = forked
-        # Close the zygote's socket and copies, anything else it had, but the sandbox's descriptors.
-        keep = sorted({record_fd, lifeline_fd, *(plan.fds if isinstance(plan, Plan) else ())})
+        protections, plan, rules, (denied, install) = forked
+        # Close the zygote's socket and copies, anything else it had, but the Landlock ruleset.
+        keep = sorted({record_fd, lifeline_fd, *([rules] if isinstance(rules, int) else [])})
         for low, high in zip([2, *keep], [*keep, 1 << 20], strict=True):
             os.closerange(low + 1, high)
         os.chdir(workdir)
@@ -751,7 +751,7 @@ def become_candidate(sock, fds: list[int], request: str, marshal, forked: tuple)
         arguments = marshal.loads(data)
         sys.argv[0] = os.path.join(workdir, ".codeexec_runner.py")
         install = install if arguments["denied"] == denied else None
-        main(**arguments, record_fd=record_fd, lifeline_fd=lifeline_fd, forked=(protections, plan, install))
+        main(**arguments, record_fd=record_fd, lifeline_fd=lifeline_fd, forked=(protections, plan, rules, install))
     except BaseException:  # never back into the zygote's loop; end as an interpreter would
         sys.excepthook(*sys.exc_info())
     try:

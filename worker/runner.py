@@ -33,6 +33,7 @@ from pydantic import BaseModel, ValidationError
 
 from worker.proctree import CandidateTree
 from worker.result import AssertionOutcome, Outcome, RunResult
+from worker.sandbox import seccomp_filter
 from worker.settings import MAX_TIMEOUT_S, MIN_TIMEOUT_S, RunnerConfig, runner_config
 from worker.timelimit import Limit
 from worker.zygote import LOST as ZYGOTE_LOST
@@ -227,6 +228,7 @@ def _run_in(workdir: str, code: str, assertions: list[str], timeout: float, conf
         "nonce": nonce,
         "pid_namespace": config.pid_namespace,
         "sandbox": config.sandbox,
+        "seccomp": seccomp_filter(),
     }
     opened: list[int] = []
     try:

@@ -141,9 +141,10 @@ _FILE_RIGHTS = _EXECUTE | _WRITE_FILE | _READ_FILE | _TRUNCATE | _IOCTL_DEV  # w
 class Plan:
     """What the sandbox needs, worked out once in the process the candidate's processes are forked from (a
     zygote, or a fresh candidate's interpreter): the calls (through _ctypes), descriptors of the paths
-    Landlock's rules name with each rule's bytes, and the seccomp program."""
+    Landlock's rules name with each rule's bytes, and the seccomp program (`program`: seccomp_filter()'s,
+    which the host builds once: building it here would cost every fresh candidate ~0.5 ms)."""
 
-    def __init__(self) -> None:
+    def __init__(self, program: bytes | None) -> None:
         import _ctypes
 
         self.machine = os.uname().machine
@@ -155,19 +156,31 @@ class Plan:
         read = _READ_FILE | _READ_DIR
         self.workdir_rights = self.handled_fs & ~(_EXECUTE | _IOCTL_DEV | _MAKE_CHAR | _MAKE_BLOCK)
         self.proc_rights = read
-        wanted = [(path, read) for path in _beneath_none(_python_paths() + list(READ_PATHS))]
+        wanted = [(path, read) for path in _beneath_none(_python_paths()) + list(READ_PATHS)]
         wanted += [(path, _READ_FILE | _WRITE_FILE | _TRUNCATE) for path in DEVICES]
         wanted.append((SHARED_MEMORY, _READ_FILE | _WRITE_FILE | _TRUNCATE | _MAKE_REG | _REMOVE_FILE))
-        # (descriptor, struct landlock_path_beneath_attr) of each rule: a candidate only adds them.
+        # (descriptor, struct landlock_path_beneath_attr) of each rule: a candidate only adds them. One
+        # rule per file or directory (/lib is often /usr/lib): realpath() would cost more than a rule.
         self.rules: list[tuple[int, bytes]] = []
+        seen = set()
         for path, rights in wanted:
             try:
                 fd = os.open(path, os.O_PATH | os.O_CLOEXEC)
             except OSError:  # not on this machine
                 continue
-            self.rules.append((fd, self.rule(fd, rights if os.path.isdir(fd) else rights & _FILE_RIGHTS)))
-        self.fds = [fd for fd, _ in self.rules]
-        self.program = self._seccomp_program(_ctypes)
+            found = os.fstat(fd)
+            if (found.st_dev, found.st_ino) in seen:
+                os.close(fd)
+                continue
+            seen.add((found.st_dev, found.st_ino))
+            directory = found.st_mode & 0o170000 == 0o040000  # S_ISDIR, without the stat module
+            self.rules.append((fd, self.rule(fd, rights if directory else rights & _FILE_RIGHTS)))
+        self.program = None if program is None else self._seccomp_program(_ctypes, program)
+
+    def close(self) -> None:
+        """Close the rules' descriptors (the rulesets made from them keep what they need)."""
+        for fd, _ in self.rules:
+            os.close(fd)
 
     def rule(self, fd: int, rights: int) -> bytes:
         return (rights & self.handled_fs).to_bytes(8, sys.byteorder) + fd.to_bytes(4, sys.byteorder, signed=True)
@@ -181,12 +194,8 @@ class Plan:
         except OSError:
             return 0
 
-    def _seccomp_program(self, _ctypes) -> tuple[object, bytes] | None:
-        """The filter in memory of its own, and the sock_fprog that points at it; None: no table for
-        this machine."""
-        if self.machine not in _AUDIT_ARCH:
-            return None
-        code = _program(_AUDIT_ARCH[self.machine])
+    def _seccomp_program(self, _ctypes, code: bytes) -> tuple[object, bytes]:
+        """The filter in memory of its own, and the sock_fprog that points at it."""
 
         class Char(_ctypes._SimpleCData):
             _type_ = "c"
@@ -202,8 +211,8 @@ def _python_paths() -> list[str]:
 
 
 def _beneath_none(paths: list[str]) -> list[str]:
-    """The paths, resolved, that exist and lie beneath none of the others (one rule covers those)."""
-    found = sorted({os.path.realpath(path) for path in paths if os.path.exists(path)})
+    """The paths that lie beneath none of the others (one rule covers those)."""
+    found = sorted({os.path.normpath(path) for path in paths})
     kept: list[str] = []
     for path in found:  # sorted: a directory comes before what lies beneath it
         if not any(path == top or path.startswith(top.rstrip("/") + "/") for top in kept):
@@ -215,8 +224,8 @@ _libc: list[object] = []
 
 
 def libc():
-    """call(name, *arguments): libc's `name` on int and bytes arguments (bytes: a pointer to them),
-    returning its int result, or raising OSError with errno where it returns -1.
+    """call(name, *arguments): libc's `name` on int arguments that fit a C int and bytes arguments (bytes:
+    a pointer to them), returning its C long result, or raising OSError with errno where it returns -1.
 
     _ctypes alone costs ~0.3 ms where `import ctypes` costs ~1.6 ms; the child loads it before the
     import guards take it out of sys.modules (worker/child.py)."""
@@ -239,7 +248,9 @@ def libc():
     def call(name: str, *arguments: int | bytes) -> int:
         if name not in functions:
             functions[name] = Function((name, Libc))
-        result = functions[name](*(Long(a) if isinstance(a, int) else a for a in arguments))
+        # An int argument goes as a C int, which libffi sign-extends to the register's 64 bits: every
+        # one here (numbers, flags, descriptors) fits; a pointer goes inside bytes.
+        result = functions[name](*arguments)
         if result == -1:
             code = _ctypes.get_errno()
             raise OSError(code, os.strerror(code))
@@ -258,12 +269,13 @@ def missing(protections: dict[str, str], pid_namespace: str, sandbox: str) -> li
     ]
 
 
-def prepare(setting: str) -> Plan | str:
-    """The plan, or the state every protection of it is in: "off" (the setting), "refused: <why>"."""
+def prepare(setting: str, program: bytes | None) -> Plan | str:
+    """The plan, or the state every protection of it is in: "off" (the setting), "refused: <why>".
+    `program`: seccomp_filter()'s."""
     if setting == "off":
         return "off"
     try:
-        return Plan()
+        return Plan(program)
     except (ImportError, OSError) as exc:
         return f"refused: {exc}"
 
@@ -278,7 +290,7 @@ def restrict_calls(plan: Plan | str) -> str:
     except OSError as exc:
         return f"refused: prctl(PR_SET_NO_NEW_PRIVS): {exc}"
     if plan.program is None:
-        return f"refused: codeexec has no system call table for {plan.machine}"
+        return f"refused: codeexec has no system call table for {plan.machine} (it has one for x86_64)"
     try:
         plan.call("syscall", _SECCOMP[plan.machine], 1, 0, plan.program[1])  # SECCOMP_SET_MODE_FILTER
     except OSError as exc:
@@ -286,56 +298,84 @@ def restrict_calls(plan: Plan | str) -> str:
     return "on"
 
 
-def confine(plan: Plan | str) -> dict[str, str]:
-    """In the candidate's own process, its working directory the current one: apply Landlock; the
-    states of "filesystem" and "signals". Closes the plan's descriptors."""
+def ruleset(plan: Plan | str, workdir: str) -> int | str:
+    """A Landlock ruleset of the plan's rules and read-write access to `workdir`, for one candidate: made
+    in the process its own is forked from (a warm one: done in the candidate's, the same calls would
+    copy the pages they touch). Its descriptor, or the state of "filesystem" and "signals"."""
     if isinstance(plan, str):
-        return {"filesystem": plan, "signals": plan}
-    try:
-        return _landlock(plan)
-    finally:
-        for fd in plan.fds:
-            os.close(fd)
-
-
-def _landlock(plan: Plan) -> dict[str, str]:
+        return plan
     if plan.abi <= 0:
-        why = "refused: Landlock is not available (a kernel older than 5.13, or not enabled at boot)"
-        return {"filesystem": why, "signals": why}
+        return "refused: Landlock is not available (a kernel older than 5.13, or not enabled at boot)"
     numbers = _SYSCALL[plan.machine]
     size = 8 if plan.abi < 4 else 16 if plan.abi < 6 else 24
     attr = b"".join(v.to_bytes(8, sys.byteorder) for v in (plan.handled_fs, plan.handled_net, plan.scoped))
     call, add = plan.call, numbers["landlock_add_rule"]
     try:
-        ruleset = call("syscall", numbers["landlock_create_ruleset"], attr[:size], size, 0)
+        made = call("syscall", numbers["landlock_create_ruleset"], attr[:size], size, 0)
     except OSError as exc:
-        why = f"refused: {exc}"
-        return {"filesystem": why, "signals": why}
-    own = []
+        return f"refused: {exc}"
     try:
-        for path, rights in ((".", plan.workdir_rights), ("/proc/self", plan.proc_rights)):
-            own.append(os.open(path, os.O_PATH | os.O_CLOEXEC))
-            call("syscall", add, ruleset, _RULE_PATH_BENEATH, plan.rule(own[-1], rights), 0)
+        where = os.open(workdir, os.O_PATH | os.O_CLOEXEC)
+        try:
+            call("syscall", add, made, _RULE_PATH_BENEATH, plan.rule(where, plan.workdir_rights), 0)
+        finally:
+            os.close(where)
         for _, rule in plan.rules:
-            call("syscall", add, ruleset, _RULE_PATH_BENEATH, rule, 0)
-        call("syscall", numbers["landlock_restrict_self"], ruleset, 0)
+            call("syscall", add, made, _RULE_PATH_BENEATH, rule, 0)
+    except OSError as exc:
+        os.close(made)
+        return f"refused: {exc}"
+    return made
+
+
+def confine(plan: Plan | str, rules: int | str) -> dict[str, str]:
+    """In the candidate's own process: add read access to its own /proc/<pid> to the ruleset (`rules`:
+    ruleset()'s), restrict this process and all it starts to it, and close it; the states of
+    "filesystem" and "signals"."""
+    if isinstance(rules, str):
+        return {"filesystem": rules, "signals": rules}
+    assert isinstance(plan, Plan)
+    numbers = _SYSCALL[plan.machine]
+    try:
+        own = os.open("/proc/self", os.O_PATH | os.O_CLOEXEC)
+        try:
+            plan.call(
+                "syscall", numbers["landlock_add_rule"], rules, _RULE_PATH_BENEATH, plan.rule(own, plan.proc_rights), 0
+            )
+        finally:
+            os.close(own)
+        plan.call("syscall", numbers["landlock_restrict_self"], rules, 0)
     except OSError as exc:
         why = f"refused: {exc}"
         return {"filesystem": why, "signals": why}
     finally:
-        for fd in (ruleset, *own):
-            os.close(fd)
+        os.close(rules)
     signals = "on" if plan.scoped else f"refused: Landlock ABI {plan.abi} has no signal scope (6 has)"
     return {"filesystem": "on", "signals": signals}
 
 
-def _program(arch: int) -> bytes:
-    """The seccomp-bpf filter, as struct sock_filter[] (code u16, jt u8, jf u8, k u32).
+_filters: dict[str, bytes | None] = {}
+
+
+def seccomp_filter() -> bytes | None:
+    """This machine's _program(), built once per process: the host's, for every candidate's child."""
+    machine = os.uname().machine
+    if machine not in _filters:
+        _filters[machine] = _program(machine)
+    return _filters[machine]
+
+
+def _program(machine: str) -> bytes | None:
+    """The seccomp-bpf filter for this machine (os.uname().machine), as struct sock_filter[] (code u16, jt
+    u8, jf u8, k u32); None where codeexec has no system call table for it.
 
     The calls it judges are found by a binary search on the call's number, not a list of comparisons:
     the kernel runs the filter for every number when it is attached, to cache which calls it always
     allows, and that costs every candidate time in proportion to the path an allowed call takes."""
     load, jeq, jge, jset, ret, and_ = 0x20, 0x15, 0x35, 0x45, 0x06, 0x54
+    if machine not in _AUDIT_ARCH:
+        return None
+    arch = _AUDIT_ARCH[machine]
     allow, kill = 0x7FFF0000, 0x80000000  # SECCOMP_RET_ALLOW, SECCOMP_RET_KILL_PROCESS
 
     def errno(number: int) -> int:

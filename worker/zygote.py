@@ -31,6 +31,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 from worker.proctree import TOKEN_VARIABLE, forget, spare
+from worker.sandbox import seccomp_filter
 
 #: Where the host writes child.main()'s arguments for the forked process (worker/child.py reads it).
 CALL_FILE = ".codeexec_call"
@@ -60,7 +61,11 @@ class Zygote:
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         try:
             self.process = subprocess.Popen(
-                [*command, "-c", f"{head}serve({theirs.fileno()}, {nest}, {denied!r}, {sandbox!r})\n"],
+                [
+                    *command,
+                    "-c",
+                    f"{head}serve({theirs.fileno()}, {nest}, {denied!r}, {sandbox!r}, {seccomp_filter()!r})\n",
+                ],
                 cwd="/",
                 env={**env, TOKEN_VARIABLE: self.token},
                 stdin=subprocess.DEVNULL,
