@@ -77,6 +77,10 @@ def test_the_worker_is_locked_down_and_shuts_down_warm() -> None:
     assert any(mount.startswith("/tmp") for mount in worker["tmpfs"])  # the only writable place
     assert "no-new-privileges:true" in worker["security_opt"]
     assert worker["cap_drop"] == ["ALL"]
+    # The sandbox's namespaces need unshare(), which Docker's default seccomp profile refuses: the
+    # profile is lifted, and nothing is granted (worker/sandbox.py filters every candidate's calls).
+    assert "seccomp=unconfined" in worker["security_opt"]
+    assert "privileged" not in worker and "cap_add" not in worker
     assert worker["init"] is True
     uid = int(worker["user"].split(":")[0])
     assert uid != 0 and re.search(rf"^USER {uid}:", DOCKERFILE, re.M)

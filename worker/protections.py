@@ -7,7 +7,10 @@ record says (worker/child.py): what the kernel granted, not what it advertises.
 
 from __future__ import annotations
 
+import json
 import logging
+import subprocess
+import sys
 
 from worker.runner import run_candidate
 from worker.sandbox import PROTECTIONS, missing
@@ -40,9 +43,17 @@ def summary(protections: dict[str, str]) -> str:
 
 
 def check_at_start() -> None:
-    """Probe, log what candidates will run under, and exit if a required protection is not in place."""
+    """Probe, log what candidates will run under, and exit if a required protection is not in place.
+
+    The probe runs in a process of its own: running a candidate makes its host a child subreaper and
+    leaves it a zygote, and the worker's main process should be neither (its pool processes' orphans
+    would come to it)."""
     settings = get_settings()
-    for isolation, protections in probe().items():
+    probed = subprocess.run([sys.executable, "-m", __name__], capture_output=True, text=True, check=False)
+    if probed.returncode != 0:
+        log.error("the protections could not be probed: %s", probed.stderr.strip()[-600:])
+        raise SystemExit(1)
+    for isolation, protections in json.loads(probed.stdout).items():
         refused = [f"{name} ({state})" for name, state in protections.items() if state != "on"]
         log.warning(
             "candidates (isolation %s) run under: %s%s",
@@ -54,3 +65,7 @@ def check_at_start() -> None:
         if absent:
             log.error("required, and not in place here: %s; the worker does not start", ", ".join(absent))
             raise SystemExit(1)
+
+
+if __name__ == "__main__":
+    print(json.dumps(probe()))
