@@ -63,10 +63,12 @@ def main() -> None:
                 for number, (_, problems, samples) in enumerate(chosen):
                     for mode in (first, second) if number % 2 == 0 else (second, first):
                         runs[number, mode] = evaluate(client, problems, samples, f"set{number}-{mode}", isolation=mode)
-        else:  # the sandbox is the workers' setting: a backend (its workers) for each arm, one after the other
+        else:
+            # The sandbox is the workers' setting: the backend and its workers start again for each arm,
+            # one after the other, on the same data (the Celery app keeps the first server's address).
             for arm in (first, second):
                 os.environ["CODEEXEC_SANDBOX"] = "auto" if arm == "on" else "off"
-                with private_backend(directory / f"valkey-{arm}", os.cpu_count() or 1) as client:
+                with private_backend(directory / "valkey", os.cpu_count() or 1) as client:
                     for number, (_, problems, samples) in enumerate(chosen):
                         runs[number, arm] = evaluate(client, problems, samples, f"set{number}-{arm}")
             os.environ.pop("CODEEXEC_SANDBOX")

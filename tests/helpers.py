@@ -128,7 +128,9 @@ def make_suite(
     extra: str = "",
 ) -> Suite:
     """Task t<i> asks f() == i; sample j of it passes unless (i + j) % 3 == 0. Optionally each
-    candidate sleeps slow_s, and appends its parent's pid (the pool process running it) to ppid_log."""
+    candidate sleeps slow_s, and appends its parent's pid (the pool process running it) to ppid_log:
+    found in /proc and written outside its directory, which only workers without the sandbox allow
+    (CODEEXEC_SANDBOX=off)."""
     problems = [{"task_id": f"t{i}", "assertions": [f"assert f() == {i}", "assert g() == 1"]} for i in range(tasks)]
     samples, n, c = [], {}, {}
     prelude = ""

@@ -76,7 +76,8 @@ def test_two_workers_share_a_run(
 ) -> None:
     ppids = tmp_path / "ppids"
     suite = make_suite(tmp_path, tasks=8, per_task=4, slow_s=0.05, ppid_log=ppids)
-    first, second = start_worker("w1"), start_worker("w2")
+    unsandboxed = {"CODEEXEC_SANDBOX": "off"}  # the candidates note their worker outside their directory
+    first, second = start_worker("w1", extra_env=unsandboxed), start_worker("w2", extra_env=unsandboxed)
     submit(env, suite, "shared")
     assert_exact(env, "shared", suite)
     ran_on = {int(pid) for pid in ppids.read_text().split()}
