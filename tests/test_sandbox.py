@@ -8,9 +8,11 @@ through: each check could fail. Under every supported Python, in both isolation 
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import socket
 import subprocess
+import tempfile
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -164,15 +166,21 @@ def test_no_file_outside_its_directory_is_written_and_its_own_are(tmp_path: Path
     assert refused(attempt(own)) is None
 
 
-@pytest.mark.parametrize("path", ["/etc/passwd", "HOME/.bashrc", "/proc/1/cmdline"])
-def test_no_file_outside_what_python_needs_is_read(path: str) -> None:
-    path = path.replace("HOME", os.path.expanduser("~"))
+@pytest.mark.parametrize("path", ["/etc/passwd", "HOME/.bashrc", "/proc/1/cmdline", "OTHER/solution.py"])
+def test_no_file_outside_what_python_needs_is_read(path: str, tmp_path: Path) -> None:
+    # OTHER: a directory as the runner makes one for another candidate.
+    other = tempfile.mkdtemp(prefix="codeexec-")
+    (Path(other) / "solution.py").write_text("def f(): return 1\n")
+    path = path.replace("HOME", os.path.expanduser("~")).replace("OTHER", other)
     if not os.access(path, os.R_OK):
         Path(path).parent.mkdir(parents=True, exist_ok=True)
         Path(path).touch()
     body = f"open({path!r}, 'rb').read()"
-    assert refused(attempt(body)) == "PermissionError"
-    assert refused(attempt(body, sandbox="off")) is None
+    try:
+        assert refused(attempt(body)) == "PermissionError"
+        assert refused(attempt(body, sandbox="off")) is None
+    finally:
+        shutil.rmtree(other)
 
 
 @pytest.mark.parametrize("pid_namespace", ["auto", "off"])
@@ -219,6 +227,41 @@ def test_nothing_a_sandboxed_candidate_starts_survives_it(pid_namespace: str) ->
     workdir = result.assertions[0].error.removeprefix("AssertionError: ")
     assert workdir.startswith("/")
     assert processes_with(cwd=[workdir]) == []
+
+
+LIBC = """finder = [k for k in ().__class__.__base__.__subclasses__() if k.__name__ == 'PathFinder'][0]
+spec = finder.find_spec('_ctypes')
+_ctypes = spec.loader.create_module(spec)
+spec.loader.exec_module(_ctypes)
+class Function(_ctypes.CFuncPtr):
+    _flags_ = _ctypes.FUNCFLAG_CDECL | _ctypes.FUNCFLAG_USE_ERRNO
+class Libc:
+    _handle = _ctypes.dlopen(None)
+def call(name, *arguments):
+    if Function((name, Libc))(*arguments) == -1:
+        raise OSError(_ctypes.get_errno(), name)
+"""
+
+
+@pytest.mark.parametrize(
+    ("call", "refused_only_here"),
+    [
+        ("call('unshare', 0x10000000)", True),  # a user namespace of its own
+        ("call('ptrace', 0, 0, 0, 0)", True),  # PTRACE_TRACEME
+        ("call('syscall', 250, 0, -3, 0)", True),  # keyctl(KEYCTL_GET_KEYRING_ID, the session keyring)
+        ("call('syscall', 308, 0, 0)", False),  # setns
+        ("call('mount', b'none', b'.', b'tmpfs', 0, 0)", False),
+        ("call('syscall', 321, 0, 0, 0)", False),  # bpf
+        ("call('syscall', 298, 0, 0, -1, -1, 0)", False),  # perf_event_open
+    ],
+    ids=["unshare", "ptrace", "keyctl", "setns", "mount", "bpf", "perf_event_open"],
+)
+def test_no_call_that_reaches_past_its_processes_is_made(call: str, refused_only_here: bool) -> None:
+    # With libc in hand (_ctypes, recovered through object.__subclasses__()), the kernel still refuses.
+    body = LIBC + f"try:\n    {call}\nexcept OSError as exc:\n    raise OSError(exc.errno, 'refused') from None"
+    assert refused(attempt(body)) == "PermissionError"  # EPERM
+    if refused_only_here:  # without the sandbox the call is made: the check above could fail
+        assert refused(attempt(body, sandbox="off")) is None
 
 
 def test_ordinary_programs_still_run() -> None:
