@@ -62,7 +62,8 @@ SHARED_MEMORY = "/dev/shm"
 
 # ---- system calls ------------------------------------------------------------------------------------
 
-_SYSCALL = {"x86_64": {"landlock_create_ruleset": 444, "landlock_add_rule": 445, "landlock_restrict_self": 446}}
+# Landlock's calls: every architecture numbers a call added since Linux 5.1 alike.
+_CREATE_RULESET, _ADD_RULE, _RESTRICT_SELF = 444, 445, 446
 _SECCOMP = {"x86_64": 317}
 _AUDIT_ARCH = {"x86_64": 0xC000003E}
 _X32_BIT = 0x40000000  # x86_64's x32 ABI: the same calls under other numbers, refused whole
@@ -128,10 +129,10 @@ _PR_SET_NO_NEW_PRIVS = 38
 
 _LANDLOCK_CREATE_RULESET_VERSION = 1
 _RULE_PATH_BENEATH = 1
-_EXECUTE, _WRITE_FILE, _READ_FILE, _READ_DIR = 1 << 0, 1 << 1, 1 << 2, 1 << 3
-_REMOVE_DIR, _REMOVE_FILE, _MAKE_CHAR, _MAKE_DIR = 1 << 4, 1 << 5, 1 << 6, 1 << 7
-_MAKE_REG, _MAKE_SOCK, _MAKE_FIFO, _MAKE_BLOCK, _MAKE_SYM = 1 << 8, 1 << 9, 1 << 10, 1 << 11, 1 << 12
-_REFER, _TRUNCATE, _IOCTL_DEV = 1 << 13, 1 << 14, 1 << 15  # ABI 2, 3, 5
+# The filesystem rights this module names (the others: <linux/landlock.h>); each ABI handles every
+# right below a bit: ABI 2 adds REFER (1 << 13), 3 TRUNCATE, 5 IOCTL_DEV.
+_EXECUTE, _WRITE_FILE, _READ_FILE, _READ_DIR, _REMOVE_FILE = 1 << 0, 1 << 1, 1 << 2, 1 << 3, 1 << 5
+_MAKE_CHAR, _MAKE_REG, _MAKE_BLOCK, _TRUNCATE, _IOCTL_DEV = 1 << 6, 1 << 8, 1 << 11, 1 << 14, 1 << 15
 _FS_BY_ABI = {1: (1 << 13) - 1, 2: (1 << 14) - 1, 3: (1 << 15) - 1, 5: (1 << 16) - 1}
 _NET_BIND_TCP, _NET_CONNECT_TCP = 1 << 0, 1 << 1  # ABI 4
 _SCOPE_ABSTRACT_UNIX_SOCKET, _SCOPE_SIGNAL = 1 << 0, 1 << 1  # ABI 6
@@ -186,11 +187,8 @@ class Plan:
         return (rights & self.handled_fs).to_bytes(8, sys.byteorder) + fd.to_bytes(4, sys.byteorder, signed=True)
 
     def _landlock_abi(self) -> int:
-        numbers = _SYSCALL.get(self.machine)
-        if numbers is None:
-            return 0
         try:
-            return self.call("syscall", numbers["landlock_create_ruleset"], 0, 0, _LANDLOCK_CREATE_RULESET_VERSION)
+            return self.call("syscall", _CREATE_RULESET, 0, 0, _LANDLOCK_CREATE_RULESET_VERSION)
         except OSError:
             return 0
 
@@ -306,12 +304,11 @@ def ruleset(plan: Plan | str, workdir: str) -> int | str:
         return plan
     if plan.abi <= 0:
         return "refused: Landlock is not available (a kernel older than 5.13, or not enabled at boot)"
-    numbers = _SYSCALL[plan.machine]
     size = 8 if plan.abi < 4 else 16 if plan.abi < 6 else 24
     attr = b"".join(v.to_bytes(8, sys.byteorder) for v in (plan.handled_fs, plan.handled_net, plan.scoped))
-    call, add = plan.call, numbers["landlock_add_rule"]
+    call, add = plan.call, _ADD_RULE
     try:
-        made = call("syscall", numbers["landlock_create_ruleset"], attr[:size], size, 0)
+        made = call("syscall", _CREATE_RULESET, attr[:size], size, 0)
     except OSError as exc:
         return f"refused: {exc}"
     try:
@@ -335,16 +332,13 @@ def confine(plan: Plan | str, rules: int | str) -> dict[str, str]:
     if isinstance(rules, str):
         return {"filesystem": rules, "signals": rules}
     assert isinstance(plan, Plan)
-    numbers = _SYSCALL[plan.machine]
     try:
         own = os.open("/proc/self", os.O_PATH | os.O_CLOEXEC)
         try:
-            plan.call(
-                "syscall", numbers["landlock_add_rule"], rules, _RULE_PATH_BENEATH, plan.rule(own, plan.proc_rights), 0
-            )
+            plan.call("syscall", _ADD_RULE, rules, _RULE_PATH_BENEATH, plan.rule(own, plan.proc_rights), 0)
         finally:
             os.close(own)
-        plan.call("syscall", numbers["landlock_restrict_self"], rules, 0)
+        plan.call("syscall", _RESTRICT_SELF, rules, 0)
     except OSError as exc:
         why = f"refused: {exc}"
         return {"filesystem": why, "signals": why}
