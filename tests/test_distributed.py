@@ -157,8 +157,9 @@ def test_a_sample_that_kills_its_worker_every_time_is_recorded_after_n_attempts(
     samples = write_jsonl(
         tmp_path / "s.jsonl", [{"task_id": "k", "completion": killer}, {"task_id": "ok", "completion": "x = 1"}]
     )
-    # Only without a PID namespace can a candidate see its worker, let alone kill it.
-    start_worker("w1", extra_env={"CODEEXEC_PID_NAMESPACE": "off"})
+    # Only without a PID namespace can a candidate see its worker, and only without the sandbox (its
+    # signal scope: tests/test_sandbox.py) kill it.
+    start_worker("w1", extra_env={"CODEEXEC_PID_NAMESPACE": "off", "CODEEXEC_SANDBOX": "off"})
     out = codeexec(env, "submit", "--problems", str(problems), "--samples", str(samples), "--run", "killer")
     assert out.returncode == 0, out.stderr
     assert codeexec(env, "status", "killer", "--wait").returncode == 0
