@@ -18,8 +18,8 @@ from pydantic import BaseModel, ConfigDict, Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 #: Modules a candidate may not import by name (nor any submodule of them). A backstop against the
-#: obvious ways generated code reaches the network, other processes or the file tree, not a sandbox:
-#: see the README. Extend it with ``CODEEXEC_DENY_EXTRA``.
+#: obvious ways generated code reaches the network, other processes or the file tree; the sandbox
+#: (worker/sandbox.py) is what the kernel enforces. Extend it with ``CODEEXEC_DENY_EXTRA``.
 DENIED_MODULES: frozenset[str] = frozenset(
     {
         "subprocess",
