@@ -4,8 +4,8 @@ The host (worker/runner.py) never imports this file. In isolation mode "fresh", 
 it writes a small script into the candidate's fresh temporary directory, which loads this module
 (from its cached bytecode) and makes one call
 
-    main(**{candidate, assertions, denied, nonce, pid_namespace, sandbox, seccomp}, record_fd=R, lifeline_fd=L,
-         script=sys.argv[0])
+    main(**{candidate, assertions, denied, nonce, pid_namespace, sandbox}, record_fd=R, lifeline_fd=L,
+         seccomp=F, script=sys.argv[0])
 
 with the arguments written by repr(), and starts a fresh interpreter on it (``python -s``, with an
 environment of the host's making: what ``-I`` gives, but for PYTHONHASHSEED). In mode "fork" the same
@@ -524,13 +524,14 @@ def main(
     lifeline_fd: int,
     pid_namespace: str,
     sandbox: str,
-    seccomp: bytes | None,
+    seccomp: bytes | None = None,
     script: str | None = None,
     forked: tuple | None = None,
 ) -> None:
     """Run the candidate and write the record; never returns. `pid_namespace`, `sandbox`: the settings
-    ("auto": where the kernel allows, "require", "off"). `seccomp`: the system call filter, which the host
-    builds (worker/sandbox.py, seccomp_filter()). `script`: the file a fresh interpreter was
+    ("auto": where the kernel allows, "require", "off"). `seccomp`: a fresh interpreter's system call filter,
+    which the host builds (worker/sandbox.py, seccomp_filter()); a zygote's forks have it attached
+    already. `script`: the file a fresh interpreter was
     started on, removed first (it holds the nonce; the candidate has no business reading it).
     `forked`: what the zygote that forked this process made for it (become_candidate()), else None."""
     if script is not None:

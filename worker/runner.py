@@ -228,7 +228,6 @@ def _run_in(workdir: str, code: str, assertions: list[str], timeout: float, conf
         "nonce": nonce,
         "pid_namespace": config.pid_namespace,
         "sandbox": config.sandbox,
-        "seccomp": seccomp_filter(),
     }
     opened: list[int] = []
     try:
@@ -286,7 +285,11 @@ def _start_fresh(
 ) -> subprocess.Popen[bytes]:
     """Isolation "fresh": a new interpreter for this candidate, on a script that calls child.main()."""
     stdout_w, stderr_w, record_w, lifeline_r = fds
-    call = f"main(**{arguments!r}, record_fd={record_w}, lifeline_fd={lifeline_r}, script=sys.argv[0])\n"
+    # The system call filter goes to the fresh interpreter only: a zygote attaches it once (worker/zygote.py).
+    call = (
+        f"main(**{arguments!r}, record_fd={record_w}, lifeline_fd={lifeline_r}, seccomp={seccomp_filter()!r}, "
+        "script=sys.argv[0])\n"
+    )
     script = os.path.join(workdir, ".codeexec_runner.py")
     with open(script, "w", encoding="utf-8") as out:
         out.write(_script_head("main") + call)
