@@ -151,6 +151,29 @@ def make_suite(
     )
 
 
+def refusing_interpreter(directory: Path) -> str:
+    """An interpreter (a script in `directory`) whose kernel refuses every namespace (unshare() fails, as
+    in a container under Docker's default seccomp profile) and which has no _ctypes (so no Landlock and
+    no seccomp either): the runner's scripts, a zygote's included, run under it unchanged."""
+    path = directory / "refusing-python"
+    path.write_text(
+        f"#!{sys.executable} -I\n"
+        "import os, runpy, sys\n"
+        "def unshare(flags):\n"
+        "    raise PermissionError(1, 'Operation not permitted')\n"
+        "os.unshare = unshare\n"
+        "sys.modules['_ctypes'] = None\n"
+        "if sys.argv[-2] == '-c':\n"  # a zygote's code (isolation fork)
+        "    code, sys.argv = sys.argv[-1], ['-c']\n"
+        "    exec(code, {'__name__': '__main__'})\n"
+        "else:\n"
+        "    sys.argv = sys.argv[-1:]\n"  # the runner script, after the runner's -s
+        "    runpy.run_path(sys.argv[0], run_name='__main__')\n"
+    )
+    path.chmod(0o755)
+    return str(path)
+
+
 # Only turns a hang into a failure: what tests wait for with it takes milliseconds.
 HANG_S = 120
 NUL = b"\0"

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import HANG_S, ROOT, processes_with, wait_for_orphans
+from helpers import HANG_S, ROOT, processes_with, refusing_interpreter, wait_for_orphans
 from worker.proctree import become_subreaper, children
 from worker.result import RunResult
 from worker.runner import run_candidate
@@ -161,29 +161,15 @@ def test_a_refused_namespace_is_reported_and_required_means_required(
 ) -> None:
     # An interpreter whose unshare() fails as a kernel that refuses namespaces makes it fail (as in
     # a container under Docker's default seccomp profile): the runner script runs under it unchanged.
-    refusing = tmp_path / "refusing-python"
-    refusing.write_text(
-        f"#!{sys.executable} -I\n"
-        "import os, runpy, sys\n"
-        "def unshare(flags):\n"
-        "    raise PermissionError(1, 'Operation not permitted')\n"
-        "os.unshare = unshare\n"
-        "if sys.argv[-2] == '-c':\n"  # a zygote's code (isolation fork)
-        "    code, sys.argv = sys.argv[-1], ['-c']\n"
-        "    exec(code, {'__name__': '__main__'})\n"
-        "else:\n"
-        "    sys.argv = sys.argv[-1:]\n"  # the runner script, after the runner's -s
-        "    runpy.run_path(sys.argv[0], run_name='__main__')\n"
-    )
-    refusing.chmod(0o755)
+    refusing = refusing_interpreter(tmp_path)
     monkeypatch.setattr("worker.runner._reported", set())
-    result = run_candidate("def f():\n    return 1\n", ["assert f() == 1"], interpreter=str(refusing), sandbox="off")
+    result = run_candidate("def f():\n    return 1\n", ["assert f() == 1"], interpreter=refusing, sandbox="off")
     assert result.exit_code == "pass"
     expected = "candidates run without pid_namespace: the kernel refused: [Errno 1] Operation not permitted"
     assert [r.getMessage() for r in caplog.records].count(expected + " (see the README's security section)") == 1
-    run_candidate("def f():\n    return 1\n", ["assert f() == 1"], interpreter=str(refusing), sandbox="off")
+    run_candidate("def f():\n    return 1\n", ["assert f() == 1"], interpreter=refusing, sandbox="off")
     assert len([r for r in caplog.records if r.getMessage().startswith(expected)]) == 1  # once per process
-    limits = {"interpreter": str(refusing), "pid_namespace": "require", "sandbox": "off"}
+    limits = {"interpreter": refusing, "pid_namespace": "require", "sandbox": "off"}
     result = run_candidate("x = 1", ["assert x == 1"], **limits)
     assert result.exit_code == "infra_error"
     assert "required, and not in place: pid_namespace (refused: [Errno 1] Operation not permitted)" in result.detail

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import HANG_S, ROOT, Worker, codeexec, report, write_jsonl
+from helpers import HANG_S, ROOT, Worker, codeexec, refusing_interpreter, report, write_jsonl
 from worker.protections import NAMES
 from worker.runner import run_candidate
 
@@ -21,26 +21,7 @@ ALL_ON = " ".join(f"{name}=on" for name in NAMES)
 
 @pytest.fixture
 def refusing(tmp_path: Path) -> str:
-    """An interpreter whose kernel refuses every namespace (unshare fails, as under Docker's default
-    seccomp profile) and which has no _ctypes (so no Landlock, no seccomp): the runner's scripts run
-    under it unchanged."""
-    path = tmp_path / "refusing-python"
-    path.write_text(
-        f"#!{sys.executable} -I\n"
-        "import os, runpy, sys\n"
-        "def unshare(flags):\n"
-        "    raise PermissionError(1, 'Operation not permitted')\n"
-        "os.unshare = unshare\n"
-        "sys.modules['_ctypes'] = None\n"
-        "if sys.argv[-2] == '-c':\n"  # a zygote's code (isolation fork)
-        "    code, sys.argv = sys.argv[-1], ['-c']\n"
-        "    exec(code, {'__name__': '__main__'})\n"
-        "else:\n"
-        "    sys.argv = sys.argv[-1:]\n"  # the runner script, after the runner's -s
-        "    runpy.run_path(sys.argv[0], run_name='__main__')\n"
-    )
-    path.chmod(0o755)
-    return str(path)
+    return refusing_interpreter(tmp_path)
 
 
 @pytest.mark.usefixtures("isolation")

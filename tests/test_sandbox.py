@@ -37,11 +37,15 @@ def f():
 """
 
 
+def defining(body: str) -> str:
+    """Code that defines attempt(), whose body is `body`."""
+    return "import os, sys\ndef attempt():\n" + "".join(f"    {line}\n" for line in body.splitlines())
+
+
 def attempt(body: str, **limits: object) -> RunResult:
     """Run `body` as attempt(); fails the test unless the candidate itself ran (it then returns "done"
     or what it raised, in the detail of a failed assertion)."""
-    code = "import os, sys\ndef attempt():\n" + "".join(f"    {line}\n" for line in body.splitlines()) + ATTEMPT
-    result = run_candidate(code, ["assert f() == 'done', f()"], 30, **limits)
+    result = run_candidate(defining(body) + ATTEMPT, ["assert f() == 'done', f()"], 30, **limits)
     assert result.exit_code in ("pass", "assertion_fail"), result
     return result
 
@@ -150,8 +154,7 @@ def test_no_program_runs(tmp_path: Path, route: str) -> None:
     body = route.replace("MARKER", str(marker))
     assert refused(attempt(body)) == "PermissionError"
     assert not marker.exists()
-    program = "import os\ndef attempt():\n" + "".join(f"    {line}\n" for line in body.splitlines()) + "attempt()\n"
-    run_candidate(program, [], 30, sandbox="off")
+    run_candidate(defining(body) + "attempt()\n", [], 30, sandbox="off")
     assert marker.exists()  # the same route, no sandbox: the program ran (execv ends the candidate)
 
 
