@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import signal
 import subprocess
 import sys
 import time
@@ -102,5 +101,4 @@ def start_worker(env: dict[str, str], tmp_path: Path) -> Iterator[Callable[..., 
     yield start
     for worker in started:
         if worker.process.poll() is None:
-            os.killpg(worker.process.pid, signal.SIGKILL)
-            worker.process.wait()
+            worker.kill_whole()

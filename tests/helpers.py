@@ -72,9 +72,26 @@ class Worker:
         return [int(pid) for pid in children]
 
     def kill_whole(self) -> None:
-        """SIGKILL the worker and its pool at once, as if its machine died."""
+        """SIGKILL the worker and its pool at once, as if its machine died; reap what comes back to us."""
+        from worker.proctree import descendants
+
+        pool = self.pool_pids()
+        # The pool's processes, their zygotes and candidates: re-parented to this process if running a
+        # candidate here made it a subreaper. Each must be reaped, or it stays our zombie and a later
+        # test takes it for a candidate's leftover.
+        left = {*pool, *(pid for process in pool for pid in descendants(process))}
         os.killpg(self.process.pid, signal.SIGKILL)
         self.process.wait()
+        hang = time.monotonic() + HANG_S
+        while left:
+            for pid in list(left):
+                try:
+                    if os.waitpid(pid, os.WNOHANG)[0]:
+                        left.discard(pid)
+                except ChildProcessError:  # not ours: another process reaps it
+                    left.discard(pid)
+            assert time.monotonic() < hang, f"still running: {left}"
+            time.sleep(0.01)
 
 
 def codeexec(env: dict[str, str], *args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:

@@ -93,7 +93,7 @@ def _sigkill(pids: set[int]) -> None:
             pass
 
 
-def _ticks() -> int:
+def ticks() -> int:
     """Now, in the clock ticks since boot that /proc/<pid>/stat gives a process's start time in."""
     return int(time.clock_gettime(time.CLOCK_BOOTTIME) * _TICKS_PER_S)
 
@@ -131,7 +131,7 @@ class CandidateTree:
         become_subreaper()
         self.token = secrets.token_hex(8)
         self.markers = {f"{TOKEN_VARIABLE}={self.token}".encode()}
-        self.born = _ticks()
+        self.born = ticks()
         self.root: Root | None = None
 
     @property
