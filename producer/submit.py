@@ -43,6 +43,9 @@ def new_meta(
     treat_as: SampleKind | None = None,
     hash_seed: int = 0,
     isolation: Literal["fork", "fresh"] | None = None,
+    base_tests: bool = False,
+    min_time_limit_s: float = 1.0,
+    gt_time_limit_factor: float = 4.0,
     **settings: object,
 ) -> RunMeta:
     """The record of a run about to be submitted. `problems`: a problem set's name or a file path."""
@@ -61,6 +64,9 @@ def new_meta(
         hash_seed=hash_seed,
         isolation=isolation or get_settings().isolation,
         k=k,
+        base_tests=base_tests,
+        min_time_limit_s=min_time_limit_s,
+        gt_time_limit_factor=gt_time_limit_factor,
         settings=settings,
     )
 

@@ -24,6 +24,7 @@ import _signal
 import _thread
 import builtins
 import errno
+import marshal
 import os
 import posix
 import sys
@@ -36,7 +37,8 @@ from sandbox import Plan, confine, libc, missing, prepare, restrict_calls, rules
 # Bound now, before any candidate code runs, so a candidate that reassigns os.write or os._exit
 # cannot keep the runner from reporting or from exiting.
 _write, _read, _exit, _kill, _listdir = os.write, os.read, os._exit, os.kill, os.listdir
-_open, _close, _monotonic_ns = os.open, os.close, time.monotonic_ns
+_open, _close, _monotonic_ns, _pread = os.open, os.close, time.monotonic_ns, os.pread
+_gcd_import, _setitimer = _frozen_importlib._gcd_import, _signal.setitimer  # the guards replace the first
 
 DETAIL_CHARS = 300
 
@@ -55,6 +57,14 @@ DETAIL_CHARS = 300
 #       ns, or null where the kernel does not say (worker/timelimit.py counts the candidate's time
 #       from these). The candidate's clock starts here; a run that never gets this far is an
 #       infra_error.
+#   {"nonce": N, "event": "check", "name": K, "outputs": [[kind, payload, digest, ns], ...], "stopped": S}
+#       only when run with `io` (HumanEval+, below): one after each check K ("base", "plus"), with an
+#       entry for each input it got to, in order. kind "value": payload is what the call returned,
+#       encode()d; "digest": payload is the digest alone (a large output); "raised": "TypeName:
+#       message"; "unencodable": why what it returned cannot be sent; "limit": it ran over its time
+#       limit (payload null). digest: of the output's canonical() bytes ("" for the last three); ns:
+#       the nanoseconds the call was charged. S is null, or "budget" when the check ran out of its
+#       time budget (the rest was not run).
 #   {"nonce": N, "event": "finished", "outcome": O, "detail": D, "message": M,
 #    "assertions": [[passed, error], ...], "clock": C, "waited": W}
 #       after the last assertion. O is "pass", "assertion_fail", "syntax_error" or "error"; D is one
@@ -515,6 +525,293 @@ def run(candidate: str, assertions: list[str]) -> tuple[str, str, str | None, li
     return "pass", "", None, results
 
 
+# ---- HumanEval+ (EvalPlus): inputs in, outputs out --------------------------------------------------
+#
+# With `io` (worker/evalplus.py builds it) main() runs no assertions. As EvalPlus 0.3.1 does, it runs
+# the program, takes its entry point, and calls it on each input of each check in turn, with print()
+# going nowhere (EvalPlus's swallow_io). The verdict is not made here: what each call returned goes to
+# the host ("check" records, above), which compares it with the expected output.
+#
+#   io = {"entry_point": E, "plain": P, "checks": [[name, inputs, limits, budget, expected, tolerant], ...]}
+#   inputs    marshal data of the check's list of argument lists (fresh objects for the candidate);
+#   limits    seconds each call may be charged, or None: no limit (the canonical solution's own run);
+#   budget    seconds the whole check may be charged, or None; the program's run counts toward the
+#             first check's (EvalPlus runs it in each check's process, within that check's timeout);
+#   expected  the digest of each expected output, or None (the canonical solution's run);
+#   tolerant  indexes of inputs whose output may pass without being equal (a float tolerance).
+# An output goes as its encode()d value, or as the digest of its canonical() bytes when those are
+# longer than P. Like EvalPlus, a check stops at its first input that surely failed: it raised, it
+# returned what cannot be sent, it ran over its limit, or its digest is not the expected one where
+# no tolerance applies. Stopping only saves time; the host judges every input it is sent.
+#
+# A call is charged as the time limit charges a candidate (worker/timelimit.py): wall-clock time
+# minus this thread's waits for a CPU, read from its schedstat, so a busy machine cannot push a
+# call over its limit. SIGALRM, armed with the time left, interrupts a call that runs over.
+
+
+class OverLimit(BaseException):
+    """A call ran over its time limit."""
+
+
+class OverBudget(BaseException):
+    """A check ran over its time budget."""
+
+
+class Discard:
+    """Where print() goes during the program and its calls."""
+
+    def write(self, text: str) -> int:
+        return len(text)
+
+    def flush(self) -> None:
+        pass
+
+
+class Charge:
+    """Charged nanoseconds since a mark, with SIGALRM armed for a call's limit and a check's budget."""
+
+    def __init__(self) -> None:
+        try:
+            self.fd: int | None = _open("/proc/thread-self/schedstat", os.O_RDONLY)
+        except OSError:  # no figure: charge wall-clock time
+            self.fd = None
+        self.check = self.call = self.now()
+        self.limit: int | None = None
+        self.budget: int | None = None
+
+    def now(self) -> tuple[int, int | None]:
+        waited = None
+        if self.fd is not None:
+            try:
+                waited = int(_pread(self.fd, 128, 0).split()[1])
+            except (OSError, IndexError, ValueError):  # the candidate closed it
+                pass
+        return _monotonic_ns(), waited
+
+    def since(self, mark: tuple[int, int | None], now: tuple[int, int | None]) -> int:
+        wall = now[0] - mark[0]
+        if mark[1] is None or now[1] is None:
+            return wall
+        return max(0, wall - max(0, now[1] - mark[1]))
+
+    def start_check(self, budget: float | None) -> None:
+        self.check, self.budget = self.now(), None if budget is None else int(budget * 1e9)
+
+    def start_call(self, limit: float | None) -> None:
+        self.call, self.limit = self.now(), None if limit is None else int(limit * 1e9)
+        self.arm(self.call)
+
+    def stop(self) -> int:
+        """Disarm; the nanoseconds the call was charged."""
+        _setitimer(_signal.ITIMER_REAL, 0)
+        return self.since(self.call, self.now())
+
+    def arm(self, now: tuple[int, int | None]) -> None:
+        left = []
+        if self.budget is not None:
+            left.append(self.budget - self.since(self.check, now))
+            if left[-1] <= 0:
+                raise OverBudget
+        if self.limit is not None:
+            left.append(self.limit - self.since(self.call, now))
+            if left[-1] <= 0:
+                raise OverLimit
+        if left:
+            # Then again every 50 ms, should the candidate swallow what the alarm raises.
+            _setitimer(_signal.ITIMER_REAL, max(min(left), 1_000_000) / 1e9, 0.05)
+
+    def alarm(self, signum: int, frame: object) -> None:
+        self.arm(self.now())
+
+
+def canonical(value: object, out: list[bytes], depth: int = 0) -> None:
+    """Bytes that are equal for two outputs exactly when == holds between them (for builtin types and
+    their subclasses, taken as the builtin: a Counter as a dict, a namedtuple as a tuple): numbers by
+    value (True, 1 and 1.0 alike), dicts and sets in sorted order. NaN is equal to nothing: refused."""
+    if depth > 200:
+        raise ValueError("nested too deeply")
+    if value is None:
+        out.append(b"N")
+    elif isinstance(value, bool):
+        out.append(b"i1;" if value else b"i0;")
+    elif isinstance(value, int):
+        out.append(b"i%x;" % int.__index__(value))
+    elif isinstance(value, float):
+        number = float.__float__(value)
+        if number != number:
+            raise ValueError("NaN")
+        if number.is_integer():
+            out.append(b"i%x;" % int(number))
+        else:
+            out.append(b"f" + float.__repr__(number).encode() + b";")
+    elif isinstance(value, complex):
+        if value.imag:
+            out.append(b"c")
+            canonical(value.imag, out, depth + 1)
+        canonical(value.real, out, depth + 1)
+    elif isinstance(value, str):
+        data = str.encode(value, "utf-8", "surrogatepass")
+        out.append(b"s%d:" % len(data) + data)
+    elif isinstance(value, bytes):
+        out.append(b"b%d:" % len(value) + bytes(value))
+    elif isinstance(value, (list, tuple)):
+        kind = list if isinstance(value, list) else tuple
+        items = list(kind.__iter__(value))
+        out.append(b"%s%d:" % (b"l" if kind is list else b"t", len(items)))
+        numbers = as_doubles(items)
+        if numbers is not None:
+            out.append(numbers)
+            return
+        for item in items:
+            canonical(item, out, depth + 1)
+    elif isinstance(value, (dict, set, frozenset)):
+        parts = []
+        kind = set if isinstance(value, set) else frozenset
+        pairs = dict.items(value) if isinstance(value, dict) else ((item, None) for item in kind.__iter__(value))
+        for key, item in pairs:
+            part: list[bytes] = []
+            canonical(key, part, depth + 1)
+            if isinstance(value, dict):
+                canonical(item, part, depth + 1)
+            parts.append(b"".join(part))
+        parts.sort()
+        out.append((b"d%d:" if isinstance(value, dict) else b"e%d:") % len(parts))
+        out.extend(parts)
+    else:
+        raise TypeError(type(value).__name__)
+
+
+def as_doubles(items: list[object]) -> bytes | None:
+    """A list of numbers each exactly a double (not NaN, not -0.0), as doubles: what canonical() makes
+    of each, in one step (HumanEval/130 returns millions). None for any other list."""
+    if len(items) < 64:
+        return None
+    try:
+        doubles = _gcd_import("array").array("d", items)
+    except (TypeError, OverflowError):
+        return None
+    # Every item equal to its double: no int beyond a double's precision, and no NaN.
+    if doubles.tolist() != items:
+        return None
+    data = doubles.tobytes()
+    if b"\x00\x00\x00\x00\x00\x00\x00\x80" in data:  # perhaps a -0.0, which equals 0 but is not its bytes
+        return None
+    return b"D" + data
+
+
+def encode(value: object, depth: int = 0) -> object:
+    """The output as JSON the host turns back into the same builtin objects (worker/evalplus.py,
+    decode()): null, true, false, a string, a small int, or [tag, ...] for the rest."""
+    if depth > 200:
+        raise ValueError("nested too deeply")
+    if value is None or isinstance(value, bool):
+        return value
+    if isinstance(value, int):
+        number = int.__index__(value)
+        return number if -(1 << 53) < number < 1 << 53 else ["I", hex(number)]
+    if isinstance(value, float):
+        return ["F", float.__repr__(float.__float__(value))]
+    if isinstance(value, str):
+        text = str.__str__(value)
+        try:
+            text.encode()
+        except UnicodeEncodeError:  # lone surrogates, which JSON cannot carry
+            return ["U", text.encode("utf-16-le", "surrogatepass").hex()]
+        return text
+    if isinstance(value, list):
+        return ["L", *(encode(item, depth + 1) for item in list.__iter__(value))]
+    if isinstance(value, tuple):
+        return ["T", *(encode(item, depth + 1) for item in tuple.__iter__(value))]
+    if isinstance(value, dict):
+        return ["D", *([encode(key, depth + 1), encode(item, depth + 1)] for key, item in dict.items(value))]
+    if isinstance(value, (set, frozenset)):
+        kind = set if isinstance(value, set) else frozenset
+        return ["S" if kind is set else "Z", *(encode(item, depth + 1) for item in kind.__iter__(value))]
+    if isinstance(value, complex):
+        return ["C", float.__repr__(value.real), float.__repr__(value.imag)]
+    if isinstance(value, bytes):
+        return ["B", bytes.hex(value)]
+    raise TypeError(type(value).__name__)
+
+
+def output_entry(value: object, plain: int) -> tuple[list[object], str]:
+    """[kind, payload] for what a call returned (the "check" record, above), and its digest."""
+    try:
+        parts: list[bytes] = []
+        canonical(value, parts)
+        digest = _gcd_import("_blake2").blake2b(b"".join(parts), digest_size=16).hexdigest()
+        if sum(map(len, parts)) > plain:
+            return ["digest", digest], digest
+        return ["value", encode(value)], digest
+    except (TypeError, ValueError, RecursionError, MemoryError) as exc:
+        return ["unencodable", message_of(exc) or type(value).__name__], ""
+
+
+def run_io(candidate: str, io: dict, record_fd: int, nonce: str) -> tuple[str, str, str | None]:
+    """(outcome, detail, message) of running the program and calling it on every input (see above)."""
+    charge = Charge()
+    _signal.signal(_signal.SIGALRM, charge.alarm)
+    checks = io["checks"]
+    real_stdout, real_stderr = sys.stdout, sys.stderr
+    sys.stdout = sys.stderr = Discard()
+    namespace: dict[str, object] = {}
+    charge.start_check(checks[0][3] if checks else None)
+    charge.start_call(None)
+    try:
+        exec(candidate, namespace)
+        charge.stop()
+    except OverBudget:  # the program's own run used up the first check's budget
+        charge.stop()
+        for name, *_ in checks:
+            send(record_fd, nonce, "check", name=name, outputs=[], stopped="budget")
+        return "pass", "", None
+    except BaseException as exc:
+        charge.stop()
+        compiling = exc.__traceback__ is None or exc.__traceback__.tb_next is None
+        if compiling and isinstance(exc, (SyntaxError, ValueError)):
+            return "syntax_error", describe(exc), message_of(exc)
+        return "error", describe(exc), message_of(exc)
+    finally:
+        sys.stdout, sys.stderr = real_stdout, real_stderr
+    function = namespace.get(io["entry_point"])
+    if not callable(function):
+        return "error", f"the program defines no function {io['entry_point']!r}", None
+    for number, (name, inputs, limits, budget, expected, tolerant) in enumerate(checks):
+        if number:
+            charge.start_check(budget)
+        outputs: list[list[object]] = []
+        stopped = None
+        tolerated = set(tolerant)
+        sys.stdout = sys.stderr = Discard()
+        try:
+            for index, arguments in enumerate(marshal.loads(inputs)):
+                digest = ""
+                try:
+                    charge.start_call(None if limits is None else limits[index])
+                    value = function(*arguments)
+                    ns = charge.stop()
+                    entry, digest = output_entry(value, io["plain"])
+                except OverBudget:
+                    charge.stop()
+                    stopped = "budget"
+                    break
+                except BaseException as exc:
+                    ns = charge.stop()
+                    entry = ["limit", None] if isinstance(exc, OverLimit) else ["raised", describe(exc)]
+                if limits is not None and ns > limits[index] * 1e9:
+                    entry = ["limit", None]
+                outputs.append([*entry, digest, ns])
+                if expected is None:
+                    if entry[0] == "limit":
+                        break
+                elif not digest or (digest != expected[index] and index not in tolerated):
+                    break  # it surely failed here: EvalPlus stops a check at its first failure
+        finally:
+            sys.stdout, sys.stderr = real_stdout, real_stderr
+        send(record_fd, nonce, "check", name=name, outputs=outputs, stopped=stopped)
+    return "pass", "", None
+
+
 def main(
     candidate: str,
     assertions: list[str],
@@ -527,13 +824,15 @@ def main(
     seccomp: bytes | None = None,
     script: str | None = None,
     forked: tuple | None = None,
+    io: dict | None = None,
 ) -> None:
     """Run the candidate and write the record; never returns. `pid_namespace`, `sandbox`: the settings
     ("auto": where the kernel allows, "require", "off"). `seccomp`: a fresh interpreter's system call filter,
     which the host builds (worker/sandbox.py, seccomp_filter()); a zygote's forks have it attached
     already. `script`: the file a fresh interpreter was
     started on, removed first (it holds the nonce; the candidate has no business reading it).
-    `forked`: what the zygote that forked this process made for it (become_candidate()), else None."""
+    `forked`: what the zygote that forked this process made for it (become_candidate()), else None.
+    `io`: call the program on inputs instead of running assertions (HumanEval+, run_io())."""
     if script is not None:
         os.unlink(script)
     # The host sets our resource limits (prlimit), then sends "g" down the lifeline: no candidate
@@ -566,7 +865,10 @@ def main(
     pid = int(os.readlink("/proc/self"))  # the pid the host sees, also inside a namespace
     send(record_fd, nonce, "started", protections=protections, pid=pid, **clock())
 
-    outcome, detail, message, results = run(candidate, assertions)
+    if io is None:
+        outcome, detail, message, results = run(candidate, assertions)
+    else:
+        (outcome, detail, message), results = run_io(candidate, io, record_fd, nonce), []
 
     # Everything the candidate printed must reach the host (and its output cap) before the verdict.
     for stream in (sys.stdout, sys.stderr, sys.__stdout__, sys.__stderr__):
@@ -622,6 +924,8 @@ def serve(sock_fd: int, nest: bool, denied: list[str], sandbox: str, seccomp: by
     import marshal
     import select  # start_under_init()'s, for every candidate's init: loaded here once
 
+    for module in ("_blake2", "array"):  # run_io()'s (HumanEval+): loaded here once, not by every candidate
+        _gcd_import(module)
     sock = _socket.socket(fileno=sock_fd)
     home, watch, made = zygote_namespaces(sock, nest, sandbox != "off")
     plan = prepare(sandbox, seccomp)

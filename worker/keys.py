@@ -12,6 +12,9 @@ slot and the result write can touch all of them in one Lua script.
     codeexec:{run}:attempts:{task_id}   hash   sample index -> deliveries so far
     codeexec:{run}:n                    hash   task_id -> samples with a result that counts (not infra_error)
     codeexec:{run}:c                    hash   task_id -> samples that passed
+    codeexec:{run}:c_base               hash   task_id -> samples whose EvalPlus base check passed (HumanEval+)
+    codeexec:{run}:truth                hash   task_id -> the canonical solution's outputs and times, as
+                                               worker/evalplus.py's Truth JSON (first write wins)
     codeexec:{run}:stats                hash   "done" -> results recorded; "outcome:<exit code>" -> count;
                                                "protections:<host> <summary>" -> results of candidates run
                                                under those protections on that host (worker/protections.py)
@@ -75,6 +78,14 @@ def n(run: str) -> str:
 
 def c(run: str) -> str:
     return f"{_run(run)}:c"
+
+
+def c_base(run: str) -> str:
+    return f"{_run(run)}:c_base"
+
+
+def truth(run: str) -> str:
+    return f"{_run(run)}:truth"
 
 
 def stats(run: str) -> str:

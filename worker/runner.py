@@ -27,12 +27,12 @@ from contextlib import ExitStack
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ValidationError
 
 from worker.proctree import CandidateTree
-from worker.result import AssertionOutcome, Outcome, RunResult
+from worker.result import AssertionOutcome, Check, Outcome, RunResult
 from worker.sandbox import seccomp_filter
 from worker.settings import MAX_TIMEOUT_S, MIN_TIMEOUT_S, RunnerConfig, runner_config
 from worker.timelimit import Limit
@@ -107,15 +107,18 @@ def unclosed_fence(total: int) -> RunResult:
     )
 
 
-def run_candidate(code: str, assertions: Sequence[str], timeout_s: float = 3.0, **limits: object) -> RunResult:
+def run_candidate(
+    code: str, assertions: Sequence[str], timeout_s: float = 3.0, io: dict | None = None, **limits: object
+) -> RunResult:
     """Run `code`, then each assertion in the namespace it leaves; never raises for what the code does.
 
     `timeout_s` is clamped to [0.1, 30] and counts from the moment the candidate starts. `limits`
     override the RunnerConfig fields of the settings (memory_bytes=..., interpreter=..., ...); an
-    unknown name is a TypeError.
+    unknown name is a TypeError. `io`: call the program on inputs instead (worker/evalplus.py builds
+    it, and the timeout, which is not clamped: its checks' budgets are EvalPlus's, up to a minute each).
     """
     config = runner_config(**limits)
-    timeout = clamp_timeout(timeout_s)
+    timeout = clamp_timeout(timeout_s) if io is None else max(timeout_s, MIN_TIMEOUT_S)
     assertions = list(assertions)
     began = time.monotonic()
     try:
@@ -124,7 +127,7 @@ def run_candidate(code: str, assertions: Sequence[str], timeout_s: float = 3.0, 
         ending = _Ending(Outcome.INFRA_ERROR, f"could not prepare the run: {exc}")
     else:
         try:
-            ending = _run_in(workdir, code, assertions, timeout, config)
+            ending = _run_in(workdir, code, assertions, timeout, config, io)
         except OSError as exc:  # no pipes, no room for the script
             ending = _Ending(Outcome.INFRA_ERROR, f"could not prepare the run: {exc}")
         finally:
@@ -150,6 +153,7 @@ class _Ending:
     charged_s: float = 0.0
     wall_clock_only: bool = False
     protections: dict[str, str] = field(default_factory=dict)
+    checks: dict[str, Check] = field(default_factory=dict)
 
     def result(self, total: int, duration_s: float) -> RunResult:
         passed = sum(a.passed for a in self.assertions)
@@ -170,6 +174,7 @@ class _Ending:
             wall_clock_only=self.wall_clock_only,
             assertions=self.assertions,
             protections=self.protections,
+            checks=self.checks,
         )
 
 
@@ -177,7 +182,7 @@ class _ChildRecord(BaseModel):
     """One line of the child's record pipe; worker/child.py describes them."""
 
     nonce: str
-    event: Literal["started", "finished"]
+    event: Literal["started", "check", "finished"]
     clock: int = 0
     waited: int | None = None
     pid: int | None = None
@@ -186,6 +191,9 @@ class _ChildRecord(BaseModel):
     message: str | None = None
     assertions: list[tuple[bool, str | None]] = []
     protections: dict[str, str] = {}
+    name: str = ""
+    outputs: list[tuple[str, Any, str, int]] = []
+    stopped: str | None = None
 
 
 @lru_cache(maxsize=2)
@@ -213,7 +221,9 @@ def _environment(config: RunnerConfig) -> dict[str, str]:
     }
 
 
-def _run_in(workdir: str, code: str, assertions: list[str], timeout: float, config: RunnerConfig) -> _Ending:
+def _run_in(
+    workdir: str, code: str, assertions: list[str], timeout: float, config: RunnerConfig, io: dict | None
+) -> _Ending:
     nonce = secrets.token_hex(16)
     tree = CandidateTree()
     own = {"HOME": workdir, "TMPDIR": workdir, **tree.environment}  # this candidate's part of its environment
@@ -228,6 +238,7 @@ def _run_in(workdir: str, code: str, assertions: list[str], timeout: float, conf
         "nonce": nonce,
         "pid_namespace": config.pid_namespace,
         "sandbox": config.sandbox,
+        **({"io": io} if io is not None else {}),
     }
     opened: list[int] = []
     try:
@@ -264,7 +275,7 @@ def _run_in(workdir: str, code: str, assertions: list[str], timeout: float, conf
                     pass
                 watch = _Watch(root, stdout_r, stderr_r, record_r, nonce, timeout, config)
                 ending = watch.run()
-                ending.protections = watch.protections
+                ending.protections, ending.checks = watch.protections, watch.checks
             finally:
                 tree.kill(contained=watch is not None and watch.contained)
             if isinstance(root, Forked) and root.lost:
@@ -346,6 +357,7 @@ class _Watch:
         self.record = b""
         self.contained = False
         self.protections: dict[str, str] = {}
+        self.checks: dict[str, Check] = {}
         self.limit: Limit | None = None  # set once the child has started
         self.deadline = time.monotonic() + config.startup_timeout_s
 
@@ -426,6 +438,8 @@ class _Watch:
                 continue
             if record.event == "started" and self.limit is None:
                 self._started(record)
+            elif record.event == "check" and self.limit is not None:
+                self.checks[record.name] = Check(outputs=record.outputs, stopped=record.stopped)
             elif record.event == "finished" and self.limit is not None:
                 # The child flushed its output before writing this: count all of it against the cap.
                 for out_fd in (self.stdout_fd, self.stderr_fd):

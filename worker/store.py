@@ -10,14 +10,15 @@ from redis.exceptions import BusyLoadingError, ConnectionError, TimeoutError
 from redis.retry import Retry
 
 from worker import keys
+from worker.evalplus import Truth
 from worker.models import Problem, RunMeta, Sample, StoredResult
 
 # One atomic step per result: the first write of (run, task, sample) wins; only that write removes the
 # sample from pending and moves the task's n and c and the run's counters. A redelivered or duplicated
 # job finds the field taken and changes nothing.
-#   KEYS: results, pending, n, c, stats
+#   KEYS: results, pending, n, c, stats, c_base
 #   ARGV: index, result JSON, task_id, outcome field, in n, passed, done field, protections field (field
-#   names: keys.py; the last may be empty)
+#   names: keys.py; the last may be empty), base check passed (HumanEval+)
 _RECORD = """
 if redis.call('HSETNX', KEYS[1], ARGV[1], ARGV[2]) == 0 then
     return 0
@@ -28,10 +29,12 @@ if ARGV[6] == '1' then redis.call('HINCRBY', KEYS[4], ARGV[3], 1) end
 redis.call('HINCRBY', KEYS[5], ARGV[4], 1)
 redis.call('HINCRBY', KEYS[5], ARGV[7], 1)
 if ARGV[8] ~= '' then redis.call('HINCRBY', KEYS[5], ARGV[8], 1) end
+if ARGV[9] == '1' then redis.call('HINCRBY', KEYS[6], ARGV[3], 1) end
 return 1
 """
 
 _PROBLEM_CACHE = 4096
+_TRUTH_CACHE = 256  # a HumanEval+ truth is up to ~1 MB
 
 
 def connect(url: str) -> redis.Redis:
@@ -55,7 +58,8 @@ class WorkerStore:
         self.client = client
         self._record = client.register_script(_RECORD)
         self._problems: OrderedDict[tuple[str, str], Problem] = OrderedDict()
-        self._options: dict[str, dict[str, object]] = {}
+        self._truths: OrderedDict[tuple[str, str], Truth] = OrderedDict()
+        self._metas: dict[str, RunMeta] = {}
 
     def problem(self, run: str, task_id: str) -> Problem | None:
         """The task's problem; a run's problems never change, so each process asks Redis once per task."""
@@ -71,14 +75,37 @@ class WorkerStore:
             self._problems.popitem(last=False)
         return problem
 
-    def runner_options(self, run: str) -> dict[str, object]:
-        """How the run's candidates are run (RunnerConfig fields): its hash seed and isolation. Read once
-        per run and process (they never change)."""
-        if run not in self._options:
+    def truth(self, run: str, task_id: str) -> Truth | None:
+        """The canonical solution's outputs for a HumanEval+ task, once a worker has computed them. Cached
+        like problems: they never change once written."""
+        key = (run, task_id)
+        if key not in self._truths:
+            raw = self.client.hget(keys.truth(run), task_id)
+            if raw is None:
+                return None
+            self._truths[key] = Truth.model_validate_json(raw)
+            if len(self._truths) > _TRUTH_CACHE:
+                self._truths.popitem(last=False)
+        return self._truths[key]
+
+    def keep_truth(self, run: str, task_id: str, truth: Truth) -> Truth:
+        """Store the truth unless another worker stored one first; the one stored."""
+        self.client.hsetnx(keys.truth(run), task_id, truth.model_dump_json())
+        found = self.truth(run, task_id)
+        assert found is not None
+        return found
+
+    def meta(self, run: str) -> RunMeta:
+        """The run's metadata, read once per run and process (what workers use of it never changes)."""
+        if run not in self._metas:
             raw = self.client.get(keys.meta(run))
-            meta = RunMeta.model_validate_json(raw) if raw else RunMeta.model_construct()
-            self._options[run] = {"hash_seed": meta.hash_seed, "isolation": meta.isolation}
-        return self._options[run]
+            self._metas[run] = RunMeta.model_validate_json(raw) if raw else RunMeta.model_construct()
+        return self._metas[run]
+
+    def runner_options(self, run: str) -> dict[str, object]:
+        """How the run's candidates are run (RunnerConfig fields): its hash seed and isolation."""
+        meta = self.meta(run)
+        return {"hash_seed": meta.hash_seed, "isolation": meta.isolation}
 
     def note(self, run: str, text: str) -> None:
         """Say something about the run that its report shows (each note once)."""
@@ -108,7 +135,14 @@ class WorkerStore:
         `protections`: the run's stats field that counts what the candidate ran under (keys.py), if any.
         """
         written = self._record(
-            keys=[keys.results(run, task_id), keys.pending(run, task_id), keys.n(run), keys.c(run), keys.stats(run)],
+            keys=[
+                keys.results(run, task_id),
+                keys.pending(run, task_id),
+                keys.n(run),
+                keys.c(run),
+                keys.stats(run),
+                keys.c_base(run),
+            ],
             args=[
                 index,
                 result.model_dump_json(exclude_defaults=True),  # fewer bytes in a 1M-result run
@@ -118,6 +152,7 @@ class WorkerStore:
                 int(result.exit_code == "pass"),
                 keys.DONE,
                 protections,
+                int(result.base_status == "pass"),
             ],
             client=client,
         )

@@ -6,13 +6,15 @@ import logging
 import os
 import socket
 import time
+from collections.abc import Callable
+from functools import partial
 
 from celery.signals import worker_init, worker_process_init
 
-from worker import keys
+from worker import evalplus, keys
 from worker.celery import app
 from worker.leases import Heart
-from worker.models import Job, StoredResult
+from worker.models import IOTests, Job, StoredResult
 from worker.program import program_for
 from worker.protections import check_at_start, summary
 from worker.result import Outcome, RunResult
@@ -69,25 +71,49 @@ def evaluate_sample(db: WorkerStore, run: str, task_id: str, index: int) -> None
     if attempt > settings.max_attempts:
         # Every earlier delivery ended with its worker process dead (a crash that killed the worker,
         # not just the candidate): do not try again and again, record it.
-        result = _died_each_time(len(problem.assertions), "the worker evaluating this sample", attempt - 1)
+        result = _died_each_time(problem.tests, "the worker evaluating this sample", attempt - 1)
     else:
-        # The producer stores each problem with the run's timeout filled in where it has none.
-        timeout_s = problem.timeout_s or settings.timeout_s
-        result = _run(problem.assertions, program_for(problem, sample), timeout_s, db.runner_options(run))
+        options = db.runner_options(run)
+        once: Callable[[str], RunResult]
+        if problem.io is None:
+            # The producer stores each problem with the run's timeout filled in where it has none.
+            timeout_s = problem.timeout_s or settings.timeout_s
+            once = partial(_assertions, problem.assertions, timeout_s, options)
+        else:
+            once = partial(_evalplus, db, run, task_id, problem.io, options)
+        result = _run(problem.tests, program_for(problem, sample), once)
         if result.wall_clock_only:
             db.note(run, "time limits counted wall-clock time on some workers: their kernel gives no CPU-wait figure")
     under = keys.protections_field(socket.gethostname(), summary(result.protections)) if result.protections else ""
     db.record(run, task_id, index, StoredResult.from_run(result), protections=under)
 
 
-def _run(assertions: list[str], code: str | None, timeout_s: float, options: dict[str, object]) -> RunResult:
+def _assertions(assertions: list[str], timeout_s: float, options: dict[str, object], code: str) -> RunResult:
+    return run_candidate(code, assertions, timeout_s, **options)
+
+
+def _evalplus(
+    db: WorkerStore, run: str, task_id: str, tests: IOTests, options: dict[str, object], code: str
+) -> RunResult:
+    """A HumanEval+ sample: the task's truth first, computed here if no worker has yet (worker/evalplus.py)."""
+    truth = db.truth(run, task_id)
+    if truth is None:
+        made = evalplus.compute_truth(tests, options)
+        if isinstance(made, str):
+            return RunResult(exit_code=Outcome.INFRA_ERROR, score=0.0, passed=0, total=0, detail=made)
+        truth = db.keep_truth(run, task_id, made)
+    meta = db.meta(run)
+    return evalplus.run_sample(code, tests, truth, meta.min_time_limit_s, meta.gt_time_limit_factor, options)
+
+
+def _run(total: int, code: str | None, once: Callable[[str], RunResult]) -> RunResult:
     """Run the program; an infra_error (the machine's fault) is retried with backoff, then kept."""
     if code is None:
-        return unclosed_fence(len(assertions))
+        return unclosed_fence(total)
     attempts = get_settings().max_attempts
     zygote_lost = 0
     for attempt in range(1, attempts + 1):
-        result = run_candidate(code, assertions, timeout_s, **options)
+        result = once(code)
         if result.exit_code is not Outcome.INFRA_ERROR:
             return result
         log.warning("infra_error (attempt %d of %d): %s", attempt, attempts, result.detail)
@@ -97,7 +123,7 @@ def _run(assertions: list[str], code: str | None, timeout_s: float, options: dic
     if zygote_lost == attempts:
         # As with a worker that dies under the same sample every time: without a PID namespace the
         # candidate can reach its zygote (its parent), and the rest of the machine did not fail meanwhile.
-        return _died_each_time(len(assertions), "the zygote this sample was forked from", attempts)
+        return _died_each_time(total, "the zygote this sample was forked from", attempts)
     result.detail = f"{result.detail} (after {attempts} attempts)"
     return result
 

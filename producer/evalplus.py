@@ -1,0 +1,70 @@
+"""EvalPlus's own results file for a HumanEval+ run: the eval_results.json that ``evalplus.evaluate``
+writes, so that scripts made for EvalPlus read codeexec's results."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+import redis
+
+from producer.inputs import InputError, open_text_lines
+from producer.problems import load_problems, problems_path
+from producer.samples import read_samples
+from worker import keys
+from worker.models import RunMeta, StoredResult
+from worker.program import program_for
+
+
+def write_eval_results(client: redis.Redis, meta: RunMeta, out: Path, samples_path: Path | None = None) -> int:
+    """Write `out` as EvalPlus 0.3.1 does: {"date", "hash", "eval": {task_id: [one entry per sample, in
+    the samples file's order]}}, each entry {task_id, solution, base_status, plus_status,
+    base_fail_tests, plus_fail_tests} (a failed check's first failing input, as EvalPlus lists it
+    without --test_details). Returns the number of samples; samples without a result are left out."""
+    if not meta.base_tests:
+        raise InputError(f"run {meta.run!r} has no EvalPlus tests: --evalplus-results is for HumanEval+ runs")
+    problems = load_problems(meta.problems, meta.split, meta.challenge)
+    samples = read_samples(samples_path or Path(meta.samples_path), problems, True, meta.treat_as)
+    if samples.sha256 != meta.samples_sha256:
+        raise InputError(f"{samples.path}: not the samples file run {meta.run!r} was submitted with")
+    results: dict[str, dict[str, str]] = {}
+    evaluated: dict[str, list[dict[str, Any]]] = {}
+    for line in samples.lines:
+        if line.task_id not in results:
+            results[line.task_id] = client.hgetall(keys.results(meta.run, line.task_id))
+        raw = results[line.task_id].get(str(line.index))
+        if raw is None:
+            continue
+        stored = StoredResult.model_validate_json(raw)
+        problem = problems[line.task_id]
+        assert problem.io is not None
+        failing = {
+            name: [inputs[stored.first_failures[name]]] if name in stored.first_failures else []
+            for name, inputs in problem.io.checks.items()
+        }
+        evaluated.setdefault(line.task_id, []).append(
+            {
+                "task_id": line.task_id,
+                "solution": program_for(problem, line.sample) or "",
+                "base_status": stored.base_status,
+                "plus_status": stored.plus_status,
+                "base_fail_tests": failing["base"],
+                "plus_fail_tests": failing["plus"],
+            }
+        )
+    document = {"date": time.strftime("%Y-%m-%d %H:%M"), "hash": dataset_hash(meta.problems), "eval": evaluated}
+    partial = out.with_name(out.name + ".partial")
+    partial.write_text(json.dumps(document))
+    partial.replace(out)
+    return sum(len(entries) for entries in evaluated.values())
+
+
+def dataset_hash(spec: str) -> str:
+    """EvalPlus's "hash" of a dataset: the md5 of the (uncompressed) file."""
+    digest = hashlib.md5(usedforsecurity=False)
+    for _, raw in open_text_lines(problems_path(spec)):
+        digest.update(raw)
+    return digest.hexdigest()
