@@ -6,8 +6,16 @@ distributed path. Then, per file: the share of samples whose verdict (passed or 
 pass@1 by both; every disagreement is listed with both verdicts. Goals: >= 99.9 % agreement over
 all files, pass@1 within 0.1 point per file.
 
+With --humanevalplus, the files are ../shared/data/humanevalplus/reference/ (EvalPlus 0.3.1's
+base_status and plus_status for 12 of those files) on HumanEval+: per file, the share of samples
+with the same base and the same plus status, and pass@1 on the base tests and on base + plus by
+both. Goals: >= 99.5 % of samples with both statuses the same, pass@1 within 0.5 point per file.
+--rerun-evalplus runs EvalPlus itself again (bench/evalplus_ref.py) on each file with a difference
+and shows its statuses for those samples this time: a difference that moves is EvalPlus's.
+
     python bench/agreement.py [FILE ...] [--problems humaneval|PATH] [--workers N] [--json OUT]
     python bench/agreement.py --mbpp [--mbpp-original-tests]   # Reflexion's GPT-4 MBPP solutions
+    python bench/agreement.py --humanevalplus [--rerun-evalplus]
 """
 
 from __future__ import annotations
@@ -22,7 +30,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from producer.agreement import Agreement, compare
+from producer.agreement import Agreement, EvalPlusAgreement, compare, compare_statuses
 from producer.backend import private_backend
 from producer.problems import load_problems
 from producer.report import progress
@@ -32,6 +40,7 @@ from worker.settings import get_settings
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"
 REFERENCE = SHARED / "humaneval-reference"
+EVALPLUS_REFERENCE = SHARED / "humanevalplus" / "reference"
 MBPP = SHARED / "mbpp"
 
 
@@ -64,6 +73,8 @@ def main() -> None:
     parser.add_argument("--problems", default="humaneval")
     parser.add_argument("--mbpp", action="store_true", help="Reflexion's GPT-4 MBPP solutions instead")
     parser.add_argument("--mbpp-original-tests", action="store_true", help="with --mbpp: on mbpp.jsonl's tests")
+    parser.add_argument("--humanevalplus", action="store_true", help="HumanEval+ against EvalPlus 0.3.1's statuses")
+    parser.add_argument("--rerun-evalplus", action="store_true", help="with --humanevalplus: see above")
     parser.add_argument("--workers", type=int, default=os.cpu_count() or 1)
     parser.add_argument("--json", type=Path, help="also write every figure and disagreement here")
     args = parser.parse_args()
@@ -72,6 +83,9 @@ def main() -> None:
             original = args.mbpp_original_tests
             args.problems = str(MBPP / "mbpp.jsonl" if original else MBPP_SOLUTIONS)
             files = [mbpp_reference(Path(tmp), original)]
+        elif args.humanevalplus:
+            args.problems = "humanevalplus"
+            files = args.files or sorted(EVALPLUS_REFERENCE.glob("*.evalplus.jsonl"))
         else:
             files = args.files or sorted(REFERENCE.glob("*.jsonl"))
         problems = load_problems(args.problems)
@@ -89,8 +103,60 @@ def main() -> None:
                 time.sleep(1)
             elapsed = time.monotonic() - began
             print(f"\r{total} samples in {elapsed:.0f} s", file=sys.stderr)
+            if args.humanevalplus:
+                found = [compare_statuses(client, run, path) for run, (path, _) in runs.items()]
+                report_statuses(found, args.json, Path(tmp) if args.rerun_evalplus else None)
+                return
             results = [compare(client, run, path) for run, (path, _) in runs.items()]
     report(results, args.json)
+
+
+def report_statuses(results: list[EvalPlusAgreement], json_out: Path | None, rerun_in: Path | None) -> None:
+    samples = sum(r.samples for r in results)
+    same = sum(r.same_both for r in results)
+    print(
+        f"{'file':<58} {'n':>4} {'same':>7} {'base p@1 EvalPlus':>17} {'ours':>7} {'plus p@1 EvalPlus':>17} {'ours':>7}"
+    )
+    for r in results:
+        print(
+            f"{Path(r.reference).name.removesuffix('.evalplus.jsonl')[:58]:<58} {r.samples:>4} {r.rate:>7.2%} "
+            f"{r.base_pass1_reference:>17.2%} {r.base_pass1_ours:>7.2%} {r.plus_pass1_reference:>17.2%} "
+            f"{r.plus_pass1_ours:>7.2%}"
+        )
+    base_gap = max(abs(r.base_pass1_ours - r.base_pass1_reference) for r in results) * 100
+    plus_gap = max(abs(r.plus_pass1_ours - r.plus_pass1_reference) for r in results) * 100
+    print(f"\nfiles: {len(results)}; samples: {samples}")
+    print(f"same base and plus status: {same}/{samples} = {same / samples:.2%}")
+    print(f"largest pass@1 difference: base {base_gap:.2f} points, plus {plus_gap:.2f} points")
+    print("goals: >= 99.5 % the same, pass@1 within 0.5 point per file")
+    for r in results:
+        rerun = _rerun_evalplus(r, rerun_in) if rerun_in and r.disagreements else {}
+        for d in r.disagreements:
+            again = f"\n    EvalPlus run again: {rerun[d.line]}" if d.line in rerun else ""
+            where = f"{Path(r.reference).name}:{d.line} {d.task_id}"
+            print(f"- {where}\n    EvalPlus: {d.reference}\n    ours: {d.ours}{again}")
+    if json_out:
+        json_out.write_text(json.dumps([r.model_dump() for r in results], indent=1))
+
+
+def _rerun_evalplus(result: EvalPlusAgreement, directory: Path) -> dict[int, str]:
+    """EvalPlus's statuses this time for the lines that differ (it needs the whole file to run)."""
+    import evalplus_ref
+
+    path = Path(result.reference)
+    samples = directory / f"again-{path.stem.replace('.', '-')}.jsonl"
+    lines = [json.loads(line) for line in path.open()]
+    samples.write_text(
+        "".join(json.dumps({"task_id": r["task_id"], "completion": r["completion"]}) + "\n" for r in lines)
+    )
+    _, found = evalplus_ref.evaluate(samples, directory / "evalplus", directory / "evalplus-cache")
+    seen: dict[str, int] = {}
+    statuses = {}
+    for number, record in enumerate(lines, start=1):
+        entry = found["eval"][record["task_id"]][seen.get(record["task_id"], 0)]
+        seen[record["task_id"]] = seen.get(record["task_id"], 0) + 1
+        statuses[number] = f"{entry['base_status']}/{entry['plus_status']}"
+    return statuses
 
 
 def report(results: list[Agreement], json_out: Path | None) -> None:

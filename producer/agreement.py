@@ -80,3 +80,71 @@ def _mean_pass1(per_task: dict[str, list[tuple[bool, bool]]], which: int) -> flo
     if not per_task:
         return 0.0
     return sum(sum(v[which] for v in verdicts) / len(verdicts) for verdicts in per_task.values()) / len(per_task)
+
+
+class StatusDisagreement(BaseModel):
+    line: int
+    task_id: str
+    reference: str = Field(description="EvalPlus's base/plus statuses.")
+    ours: str = Field(description="codeexec's base/plus statuses, and why.")
+
+
+class EvalPlusAgreement(BaseModel):
+    """A HumanEval+ run against EvalPlus's own statuses for the same samples."""
+
+    reference: str
+    samples: int
+    same_base: int
+    same_plus: int
+    same_both: int = Field(description="Samples with the same base and the same plus status.")
+    base_pass1_reference: float
+    base_pass1_ours: float
+    plus_pass1_reference: float = Field(description="pass@1 on base + plus (HumanEval+), by EvalPlus.")
+    plus_pass1_ours: float
+    disagreements: list[StatusDisagreement]
+
+    @property
+    def rate(self) -> float:
+        return self.same_both / self.samples if self.samples else 1.0
+
+
+def compare_statuses(client: redis.Redis, run: str, reference: Path) -> EvalPlusAgreement:
+    """Compare a HumanEval+ run's statuses with EvalPlus's in `reference` (the run's samples file,
+    each line with EvalPlus's base_status and plus_status)."""
+    base: dict[str, list[tuple[bool, bool]]] = defaultdict(list)
+    plus: dict[str, list[tuple[bool, bool]]] = defaultdict(list)
+    disagreements: list[StatusDisagreement] = []
+    samples = same_base = same_plus = 0
+    for sample in with_results(client, run, read_jsonl(reference)):
+        where, record = f"{reference}:{sample.line}", sample.record
+        if not all(isinstance(record.get(field), str) for field in ("base_status", "plus_status")):
+            raise InputError(f"{where}: no EvalPlus statuses (base_status and plus_status)")
+        if sample.task_id is None or sample.result is None:
+            raise InputError(f"{where}: run {run!r} has no result for this sample")
+        stored, samples = sample.result, samples + 1
+        theirs, ours = (record["base_status"], record["plus_status"]), (stored.base_status, stored.plus_status)
+        same_base += theirs[0] == ours[0]
+        same_plus += theirs[1] == ours[1]
+        base[sample.task_id].append((theirs[0] == "pass", ours[0] == "pass"))
+        plus[sample.task_id].append((theirs == ("pass", "pass"), ours == ("pass", "pass")))
+        if theirs != ours:
+            disagreements.append(
+                StatusDisagreement(
+                    line=sample.line,
+                    task_id=sample.task_id,
+                    reference="/".join(theirs),
+                    ours=f"{ours[0]}/{ours[1]}: {stored.detail}",
+                )
+            )
+    return EvalPlusAgreement(
+        reference=str(reference),
+        samples=samples,
+        same_base=same_base,
+        same_plus=same_plus,
+        same_both=samples - len(disagreements),
+        base_pass1_reference=_mean_pass1(base, 0),
+        base_pass1_ours=_mean_pass1(base, 1),
+        plus_pass1_reference=_mean_pass1(plus, 0),
+        plus_pass1_ours=_mean_pass1(plus, 1),
+        disagreements=disagreements,
+    )

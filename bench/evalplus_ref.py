@@ -1,0 +1,53 @@
+"""EvalPlus 0.3.1 itself, for the benchmarks that compare codeexec with it (bench/agreement.py,
+bench/evalplus_speed.py): installed by pip into a throw-away virtualenv on first use, and run on the
+HumanEval+ file codeexec bundles (HUMANEVAL_OVERRIDE_PATH, so nothing is downloaded)."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from producer.problems import HUMANEVALPLUS_PATH
+
+VERSION = "0.3.1"
+VENV = Path(tempfile.gettempdir()) / f"codeexec-bench-evalplus-{VERSION}"
+
+
+def python() -> Path:
+    """The throw-away virtualenv's interpreter, with EvalPlus installed."""
+    interpreter = VENV / "bin" / "python"
+    if not (VENV / ".installed").exists():
+        shutil.rmtree(VENV, ignore_errors=True)
+        subprocess.run([sys.executable, "-m", "venv", str(VENV)], check=True)
+        print(f"installing evalplus=={VERSION} into {VENV} ...", file=sys.stderr)
+        subprocess.run([str(interpreter), "-m", "pip", "install", "-q", f"evalplus=={VERSION}"], check=True)
+        (VENV / ".installed").touch()
+    return interpreter
+
+
+def evaluate(samples: Path, workdir: Path, cache: Path, parallel: int = 2) -> tuple[float, dict]:
+    """Run `evalplus.evaluate` on `samples` (copied into `workdir`, where EvalPlus writes its results)
+    with its ground-truth cache in `cache` (empty: EvalPlus computes the expected outputs first).
+    Returns the command's wall-clock seconds and its eval_results.json."""
+    workdir.mkdir(parents=True, exist_ok=True)
+    dataset = workdir / "HumanEvalPlus.jsonl"
+    if not dataset.exists():
+        dataset.write_bytes(gzip.decompress(HUMANEVALPLUS_PATH.read_bytes()))  # the hash EvalPlus reports
+    copy = workdir / samples.name
+    shutil.copyfile(samples, copy)
+    environment = os.environ | {"HUMANEVAL_OVERRIDE_PATH": str(dataset), "XDG_CACHE_HOME": str(cache)}
+    command = [str(python()), "-m", "evalplus.evaluate", "--dataset", "humaneval", "--samples", str(copy)]
+    command += ["--parallel", str(parallel), "--i_just_wanna_run"]
+    began = time.monotonic()
+    subprocess.run(command, env=environment, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    elapsed = time.monotonic() - began
+    return elapsed, json.loads(copy.with_name(copy.name.replace(".jsonl", "_eval_results.json")).read_text())
