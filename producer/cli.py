@@ -229,7 +229,6 @@ def _prepare(args: argparse.Namespace) -> tuple[dict[str, Problem], SampleSet, R
         args.treat_as,
         hash_seed=args.hash_seed if args.hash_seed is not None else settings.hash_seed,
         isolation=args.isolation or settings.isolation,
-        base_tests=any(problem.io is not None for problem in problems.values()),
         min_time_limit_s=args.min_time_limit,
         gt_time_limit_factor=args.gt_time_limit_factor,
         batch_size=settings.batch_size,

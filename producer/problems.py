@@ -213,7 +213,13 @@ def _problem(record: dict[str, Any], challenge: bool) -> Problem:
         return Problem(task_id=multipl_e.name, prompt=multipl_e.prompt, assertions=[multipl_e.test])
     if "test" in record and "entry_point" in record and "assertions" not in record:
         return humaneval_problem(_HumanEvalRecord.model_validate(record).model_dump())
-    return Problem.model_validate(record)
+    return _CodeexecRecord.model_validate(record)
+
+
+class _CodeexecRecord(Problem):
+    """codeexec's own shape: a Problem, with its assertions (EvalPlus's shape has inputs instead)."""
+
+    assertions: list[str] = Field(min_length=1)
 
 
 class _MultiPLERecord(BaseModel):

@@ -43,7 +43,6 @@ def new_meta(
     treat_as: SampleKind | None = None,
     hash_seed: int = 0,
     isolation: Literal["fork", "fresh"] | None = None,
-    base_tests: bool = False,
     min_time_limit_s: float = 1.0,
     gt_time_limit_factor: float = 4.0,
     **settings: object,
@@ -64,7 +63,6 @@ def new_meta(
         hash_seed=hash_seed,
         isolation=isolation or get_settings().isolation,
         k=k,
-        base_tests=base_tests,
         min_time_limit_s=min_time_limit_s,
         gt_time_limit_factor=gt_time_limit_factor,
         settings=settings,
@@ -91,6 +89,7 @@ def submit(
 ) -> RunMeta:
     """Record the run, store its problems and samples, and enqueue its jobs. The input is valid already."""
     check_run_name(meta.run)
+    meta.base_tests = any(problems[task_id].io is not None for task_id in samples.per_task)
     # Claiming the name is the first write: a taken name changes nothing in Redis.
     if not client.set(keys.meta(meta.run), meta.model_dump_json(), nx=True):
         raise InputError(f"a run named {meta.run!r} exists already (codeexec report/resume {meta.run})")

@@ -118,6 +118,18 @@ def test_problem_cache_reads_redis_once(db: fakeredis.FakeRedis) -> None:
     assert store.problem(RUN, "missing") is None
 
 
+def test_humanevalplus_counts_base_passes_apart(db: fakeredis.FakeRedis) -> None:
+    expect(db, {"t": 3})
+    store = WorkerStore(db)
+    statuses = [("pass", "pass"), ("pass", "fail"), ("fail", "pass")]
+    for index, (base, plus) in enumerate(statuses):
+        outcome = Outcome.PASS if (base, plus) == ("pass", "pass") else Outcome.ASSERTION_FAIL
+        stored = result(outcome).model_copy(update={"base_status": base, "plus_status": plus})
+        assert store.record(RUN, "t", index, stored)
+    assert store.record(RUN, "t", 1, result(Outcome.PASS)) is False  # a duplicate counts nothing
+    assert (db.hget(keys.n(RUN), "t"), db.hget(keys.c(RUN), "t"), db.hget(keys.c_base(RUN), "t")) == ("3", "1", "2")
+
+
 def test_every_key_of_a_run_shares_one_cluster_slot() -> None:
     run_keys = [
         keys.meta(RUN),
@@ -128,6 +140,8 @@ def test_every_key_of_a_run_shares_one_cluster_slot() -> None:
         keys.attempts(RUN, "a/1"),
         keys.n(RUN),
         keys.c(RUN),
+        keys.c_base(RUN),
+        keys.truth(RUN),
         keys.stats(RUN),
     ]
     assert all("{unit}" in key for key in run_keys)

@@ -6,7 +6,11 @@ tests) and "plus" (EvalPlus's), and a canonical solution whose outputs are the e
 1. The truth: once per run and task, a worker runs the canonical solution on every input, in the
    runner like any candidate (worker/child.py, run_io()), and stores what each call returned and the
    time it was charged (keys.truth). Outputs travel as JSON the host decodes, or, when large (strings
-   of megabytes in HumanEval/15), as digests of their canonical bytes.
+   of megabytes in HumanEval/15), as digests of their canonical bytes. The truth is also kept for
+   later runs of the same tests on the same interpreter and hash seed (keys.TRUTHS, truth_key()):
+   its times are charged times, which the load does not move, so a later run loses nothing by
+   taking them, and gets the very limits of the first (EvalPlus keeps its ground truth too, but
+   with wall-clock times from whatever load the machine had then).
 2. A sample runs the same way, with each call's time limit and each check's budget from the truth:
    input i may take max(min_time_limit, factor * the canonical solution's time), and a check
    min(60, the sum of its limits) + 2 s. The times are charged as the time limit charges a
@@ -19,8 +23,11 @@ tests) and "plus" (EvalPlus's), and a canonical solution whose outputs are the e
 
 from __future__ import annotations
 
+import hashlib
+import json
 import marshal
 import math
+import os
 from typing import Any
 
 from pydantic import BaseModel
@@ -28,6 +35,7 @@ from pydantic import BaseModel
 from worker.models import IOTests
 from worker.result import Check, Outcome, RunResult
 from worker.runner import run_candidate
+from worker.settings import runner_config
 
 CHECKS = ("base", "plus")
 PASS, FAIL, TIMEOUT = "pass", "fail", "timeout"  # EvalPlus's words
@@ -35,6 +43,7 @@ TIMEOUT_PER_CHECK_S = 60.0  # EvalPlus's EVALPLUS_TIMEOUT_PER_TASK
 CHECK_SLACK_S = 2.0  # what EvalPlus adds to a check's timeout (fast_check: 1 s, then join() 1 s more)
 TRUTH_TIMEOUT_S = 600.0  # the canonical solution on every input: ~5 s for the slowest task here
 PLAIN_BYTES = 1024  # outputs whose canonical bytes are longer go as digests (expected ones are kept so)
+TRUTH_FORMAT = 1  # of Truth and of what the child sends: a change makes every kept truth stale
 _RTOL = 1e-07  # EvalPlus's np.allclose(..., rtol=1e-07)
 
 
@@ -66,6 +75,21 @@ def compute_truth(tests: IOTests, options: dict[str, object]) -> Truth | str:
         },
         charged_ns={name: [ns for *_, ns in check.outputs] for name, check in checks},
     )
+
+
+def truth_key(tests: IOTests, options: dict[str, object]) -> str:
+    """What a truth depends on: the tests, the interpreter that runs them, and the hash seed (a canonical
+    solution may return a set's items in a list); the field of keys.TRUTHS it is kept under."""
+    config = runner_config(**options)
+    try:
+        binary = os.stat(config.interpreter)
+        build = [binary.st_size, binary.st_mtime_ns]
+    except OSError:  # the runner will say what is wrong with it
+        build = []
+    identity = [TRUTH_FORMAT, config.interpreter, *build, config.hash_seed]
+    digest = hashlib.sha256(json.dumps(identity).encode())
+    digest.update(tests.model_dump_json().encode())
+    return digest.hexdigest()
 
 
 def limits(truth: Truth, name: str, min_time_limit_s: float, factor: float) -> list[float]:

@@ -20,6 +20,10 @@ slot and the result write can touch all of them in one Lua script.
                                                under those protections on that host (worker/protections.py)
     codeexec:{run}:notes                set    what workers found worth saying about the run (a wall-clock limit)
 
+HumanEval+ truths outlive their runs, for later runs of the same tests (worker/evalplus.py):
+
+    codeexec:truths                     hash   truth_key() -> Truth JSON
+
 The workers and the jobs they hold (worker/leases.py) share the hash tag {workers}, so that a
 heartbeat touches them all in one script:
 
@@ -37,6 +41,7 @@ from __future__ import annotations
 PREFIX = "codeexec"
 QUEUE = "codeexec"  # the Celery queue jobs go to
 RUNS = f"{PREFIX}:runs"
+TRUTHS = f"{PREFIX}:truths"
 DONE = "done"  # field of the stats hash
 PROTECTIONS = "protections:"  # how the stats hash's protections fields begin
 _WORKERS = f"{PREFIX}:{{workers}}"

@@ -102,6 +102,14 @@ class WorkerStore:
             self._metas[run] = RunMeta.model_validate_json(raw) if raw else RunMeta.model_construct()
         return self._metas[run]
 
+    def kept_truth(self, key: str) -> Truth | None:
+        """A truth an earlier run computed for the same tests (evalplus.truth_key())."""
+        raw = self.client.hget(keys.TRUTHS, key)
+        return None if raw is None else Truth.model_validate_json(raw)
+
+    def keep_for_later(self, key: str, truth: Truth) -> None:
+        self.client.hsetnx(keys.TRUTHS, key, truth.model_dump_json())
+
     def runner_options(self, run: str) -> dict[str, object]:
         """How the run's candidates are run (RunnerConfig fields): its hash seed and isolation."""
         meta = self.meta(run)

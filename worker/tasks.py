@@ -95,13 +95,16 @@ def _assertions(assertions: list[str], timeout_s: float, options: dict[str, obje
 def _evalplus(
     db: WorkerStore, run: str, task_id: str, tests: IOTests, options: dict[str, object], code: str
 ) -> RunResult:
-    """A HumanEval+ sample: the task's truth first, computed here if no worker has yet (worker/evalplus.py)."""
+    """A HumanEval+ sample: the task's truth first, computed here if no worker (of this run or of an
+    earlier one with the same tests) has yet (worker/evalplus.py)."""
     truth = db.truth(run, task_id)
     if truth is None:
-        made = evalplus.compute_truth(tests, options)
+        key = evalplus.truth_key(tests, options)
+        made = db.kept_truth(key) or evalplus.compute_truth(tests, options)
         if isinstance(made, str):
             return RunResult(exit_code=Outcome.INFRA_ERROR, score=0.0, passed=0, total=0, detail=made)
         truth = db.keep_truth(run, task_id, made)
+        db.keep_for_later(key, truth)
     meta = db.meta(run)
     return evalplus.run_sample(code, tests, truth, meta.min_time_limit_s, meta.gt_time_limit_factor, options)
 
