@@ -44,10 +44,18 @@ def evaluate(samples: Path, workdir: Path, cache: Path, parallel: int = 2) -> tu
         dataset.write_bytes(gzip.decompress(HUMANEVALPLUS_PATH.read_bytes()))  # the hash EvalPlus reports
     copy = workdir / samples.name
     shutil.copyfile(samples, copy)
+    results = copy.with_name(copy.name.replace(".jsonl", "_eval_results.json"))
+    results.unlink(missing_ok=True)  # EvalPlus would load it instead of evaluating (or ask before overwriting)
     environment = os.environ | {"HUMANEVAL_OVERRIDE_PATH": str(dataset), "XDG_CACHE_HOME": str(cache)}
     command = [str(python()), "-m", "evalplus.evaluate", "--dataset", "humaneval", "--samples", str(copy)]
-    command += ["--parallel", str(parallel), "--i_just_wanna_run"]
     began = time.monotonic()
-    subprocess.run(command, env=environment, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    subprocess.run(
+        [*command, "--parallel", str(parallel)],
+        env=environment,
+        check=True,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     elapsed = time.monotonic() - began
-    return elapsed, json.loads(copy.with_name(copy.name.replace(".jsonl", "_eval_results.json")).read_text())
+    return elapsed, json.loads(results.read_text())

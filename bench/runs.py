@@ -20,10 +20,10 @@ from worker.settings import get_settings
 
 
 class Evaluated:
-    """A samples file's verdicts (passed or not) line by line, the results where codeexec gave them,
-    and the wall time the evaluation took."""
+    """A samples file's verdicts line by line ("passed" or "failed"; for HumanEval+, EvalPlus's two
+    statuses, "pass/fail"), the results where codeexec gave them, and the wall time the evaluation took."""
 
-    def __init__(self, verdicts: list[bool], seconds: float, results: list[StoredResult | None] | None = None) -> None:
+    def __init__(self, verdicts: list[str], seconds: float, results: list[StoredResult | None] | None = None) -> None:
         self.verdicts, self.seconds = verdicts, seconds
         self.results = results if results is not None else [None] * len(verdicts)
 
@@ -50,7 +50,13 @@ def evaluate(
     seconds = time.monotonic() - began
     lines = [json.loads(line) for line in samples.read_text().splitlines()]
     results = [row.result for row in with_results(client, run, enumerate(lines, start=1))]
-    return Evaluated([r is not None and r.exit_code == "pass" for r in results], seconds, results)
+    return Evaluated([verdict(result) for result in results], seconds, results)
+
+
+def verdict(result: StoredResult | None) -> str:
+    if result is not None and result.base_status is not None:
+        return f"{result.base_status}/{result.plus_status}"
+    return "passed" if result is not None and result.exit_code == "pass" else "failed"
 
 
 def stop_warm_workers(env: dict[str, str]) -> None:

@@ -137,7 +137,11 @@ def print_report(report: RunReport, per_task: bool) -> None:
     for outcome, count in report.outcomes.items():
         if count:
             table.add_row(f"  {outcome}", str(count))
-    table.add_row("time limit", f"{report.timeout_s:g} s")
+    if report.evalplus_limits is None:
+        table.add_row("time limit", f"{report.timeout_s:g} s")
+    else:
+        least, factor = report.evalplus_limits
+        table.add_row("time limit", f"per call max({least:g} s, {factor:g} x the canonical solution's)")
     table.add_row("hash seed", str(report.hash_seed))
     table.add_row("isolation", report.isolation)
     for host, seen in report.protections.items():

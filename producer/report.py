@@ -39,6 +39,9 @@ class RunReport(BaseModel):
     n_done: int = Field(description="Samples with a recorded result.")
     outcomes: dict[str, int]
     timeout_s: float = Field(description="The run's time limit per candidate (time it could run).")
+    evalplus_limits: tuple[float, float] | None = Field(
+        None, description="HumanEval+: a call's limit, max(the first, the second x the canonical solution's time)."
+    )
     hash_seed: int
     isolation: str = Field(description="How the candidates' processes started: fork or fresh.")
     protections: dict[str, dict[str, int]] = Field(
@@ -118,6 +121,7 @@ def build_report(client: redis.Redis, run: str, ks: Sequence[int]) -> RunReport:
         n_done=done,
         outcomes=outcomes,
         timeout_s=meta.timeout_s,
+        evalplus_limits=(meta.min_time_limit_s, meta.gt_time_limit_factor) if meta.base_tests else None,
         hash_seed=meta.hash_seed,
         isolation=meta.isolation,
         protections=protections,
