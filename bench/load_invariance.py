@@ -174,7 +174,7 @@ def evaluate_set(client: redis.Redis, directory: Path, number: int, one: Set, ho
 def show(sets: list[Set], hogs: int) -> None:
     print(f"\ncores: {CORES}; loaded: {hogs} busy loops, each in its own session, beside {CORES} workers")
     print(f"isolation: {get_settings().isolation} (CODEEXEC_ISOLATION)")
-    print(f"limit {TIMEOUT_S:g} s; a flip is a sample passing in one run and not in the other")
+    print(f"limit {TIMEOUT_S:g} s (HumanEval+: EvalPlus's per call); a flip is a verdict that differs between the runs")
     header = ("set", "samples", "codeexec flips", "anchor flips", "codeexec wall idle / loaded")
     print(f"{header[0]:<48} {header[1]:>8} {header[2]:>15} {header[3]:>22} {header[4]:>28}")
     for one in sets:
