@@ -1,4 +1,5 @@
-"""Run one candidate program against its assertions, in a process of its own.
+"""Run one candidate program against its assertions (or, for HumanEval+, on its inputs: the outputs
+come back in the RunResult's checks for worker/evalplus.py to judge), in a process of its own.
 
 The host side of the runner. For each candidate it makes a temporary directory and starts the
 candidate's process with a minimal environment and closed stdin: forked from a warm zygote
