@@ -190,7 +190,10 @@ def test_find_zero_never_passes_as_in_evalplus_0_3_1() -> None:
     assert problem.io is not None
     result = judged(problem.io, problem.io.solution)
     assert result.statuses == {"base": "fail", "plus": "fail"}
-    assert result.score == 1.0, "every output is a zero of the polynomial"
+    # Its outputs are zeros of the polynomial within 1e-4: all of them on Python 3.11 (the references'),
+    # all but a handful where sum() of floats is compensated (3.12+), which moves the canonical
+    # solution's own bisection (EvalPlus's oracle is that strict).
+    assert result.score > 0.99
     assert "never passes HumanEval/32" in result.detail
 
 

@@ -280,5 +280,10 @@ def _allclose(out: Any, exp: Any, atol: float) -> bool:
 
 
 def _poly(xs: list[Any], x: float) -> float:
-    """EvalPlus's oracle for find_zero (HumanEval/32): the polynomial xs at x."""
-    return sum(coeff * math.pow(x, i) for i, coeff in enumerate(xs))
+    """EvalPlus's oracle for find_zero (HumanEval/32): the polynomial xs at x, summed left to right as
+    EvalPlus's sum() does on Python 3.11 (the references' Python; from 3.12 sum() of floats is
+    compensated, which moves outputs near the 1e-4 tolerance across it)."""
+    total = 0
+    for i, coeff in enumerate(xs):
+        total += coeff * math.pow(x, i)
+    return total
