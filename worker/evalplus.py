@@ -36,13 +36,13 @@ from worker.models import IOTests
 from worker.result import Check, Outcome, RunResult
 from worker.runner import run_candidate
 from worker.settings import runner_config
+from worker.values import PLAIN_BYTES, decode
 
 CHECKS = ("base", "plus")
 PASS, FAIL, TIMEOUT = "pass", "fail", "timeout"  # EvalPlus's words
 TIMEOUT_PER_CHECK_S = 60.0  # EvalPlus's EVALPLUS_TIMEOUT_PER_TASK
 CHECK_SLACK_S = 2.0  # what EvalPlus adds to a check's timeout (fast_check: 1 s, then join() 1 s more)
 TRUTH_TIMEOUT_S = 600.0  # the canonical solution on every input: ~5 s for the slowest task here
-PLAIN_BYTES = 1024  # outputs whose canonical bytes are longer go as digests (expected ones are kept so)
 TRUTH_FORMAT = 1  # of Truth and of what the child sends: a change makes every kept truth stale
 _RTOL = 1e-07  # EvalPlus's np.allclose(..., rtol=1e-07)
 
@@ -229,32 +229,6 @@ def compare(tests: IOTests, inputs: list[list[Any]], expected: list[tuple[str, A
         except (ArithmeticError, TypeError, ValueError, RecursionError):
             flags.append(False)
     return flags + [False] * (len(inputs) - len(check.outputs))
-
-
-def decode(value: Any) -> Any:
-    """The builtin object worker/child.py's encode() made `value` of."""
-    if value is None or isinstance(value, (bool, int, str)):
-        return value
-    tag, *rest = value
-    if tag == "F":
-        return float(rest[0])
-    if tag == "I":
-        return int(rest[0], 16)
-    if tag == "L":
-        return [decode(item) for item in rest]
-    if tag == "T":
-        return tuple(decode(item) for item in rest)
-    if tag == "D":
-        return {decode(key): decode(item) for key, item in rest}
-    if tag in ("S", "Z"):
-        return (set if tag == "S" else frozenset)(decode(item) for item in rest)
-    if tag == "C":
-        return complex(float(rest[0]), float(rest[1]))
-    if tag == "B":
-        return bytes.fromhex(rest[0])
-    if tag == "U":
-        return bytes.fromhex(rest[0]).decode("utf-16-le", "surrogatepass")
-    raise ValueError(f"unknown tag {tag!r}")
 
 
 def _is_floats(value: Any) -> bool:

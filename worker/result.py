@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from enum import Enum
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
@@ -25,6 +25,11 @@ class Outcome(str, Enum):
 class AssertionOutcome(BaseModel):
     passed: bool
     error: str | None = Field(None, description="'TypeName: message' of what the assertion raised.")
+    judged: Literal["host-compared", "in-process"] = Field(
+        "in-process",
+        description="host-compared: the candidate's process sent a value and the host compared it with the "
+        "constant (worker/split.py); in-process: the assertion ran there and that process said how it went.",
+    )
 
 
 class Check(BaseModel):

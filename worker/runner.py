@@ -36,6 +36,7 @@ from worker.proctree import CandidateTree
 from worker.result import AssertionOutcome, Check, Outcome, RunResult
 from worker.sandbox import seccomp_filter
 from worker.settings import MAX_TIMEOUT_S, MIN_TIMEOUT_S, RunnerConfig, runner_config
+from worker.split import Split, judge, split
 from worker.timelimit import Limit
 from worker.zygote import LOST as ZYGOTE_LOST
 from worker.zygote import Forked, ZygoteLost, zygote
@@ -190,7 +191,7 @@ class _ChildRecord(BaseModel):
     outcome: Literal["pass", "assertion_fail", "syntax_error", "error"] | None = None
     detail: str = ""
     message: str | None = None
-    assertions: list[tuple[bool, str | None]] = []
+    assertions: list[list[Any]] = []
     protections: dict[str, str] = {}
     name: str = ""
     outputs: list[tuple[str, Any, str, int]] = []
@@ -226,6 +227,7 @@ def _run_in(
     workdir: str, code: str, assertions: list[str], timeout: float, config: RunnerConfig, io: dict | None
 ) -> _Ending:
     nonce = secrets.token_hex(16)
+    splits = [split(text) for text in assertions]
     tree = CandidateTree()
     own = {"HOME": workdir, "TMPDIR": workdir, **tree.environment}  # this candidate's part of its environment
     # -s: no user site-packages; the script head keeps its directory off sys.path.
@@ -234,7 +236,10 @@ def _run_in(
     # child.main()'s arguments but the descriptors, whichever way its process starts.
     arguments = {
         "candidate": code,
-        "assertions": assertions,
+        # Each assertion as it is, or split: the constant stays here (worker/split.py).
+        "assertions": [
+            text if cut is None else [cut.prelude, cut.expression] for text, cut in zip(assertions, splits, strict=True)
+        ],
         "denied": denied,
         "nonce": nonce,
         "pid_namespace": config.pid_namespace,
@@ -274,7 +279,7 @@ def _run_in(
                     os.write(lifeline_w, b"g")  # the child waits for this before it runs anything of the candidate
                 except BrokenPipeError:  # it has ended already: the watch reads how
                     pass
-                watch = _Watch(root, stdout_r, stderr_r, record_r, nonce, timeout, config)
+                watch = _Watch(root, stdout_r, stderr_r, record_r, nonce, timeout, config, splits)
                 ending = watch.run()
                 ending.protections, ending.checks = watch.protections, watch.checks
             finally:
@@ -349,8 +354,10 @@ class _Watch:
         nonce: str,
         timeout: float,
         config: RunnerConfig,
+        splits: list[Split | None],
     ) -> None:
         self.proc, self.nonce, self.timeout, self.config = proc, nonce, timeout, config
+        self.splits = splits
         self.stdout_fd, self.stderr_fd, self.record_fd = stdout_fd, stderr_fd, record_fd
         self.open_fds = [self.stdout_fd, self.stderr_fd, self.record_fd]  # the order data is handled in
         self.stdout_bytes = self.stderr_bytes = 0
@@ -474,9 +481,22 @@ class _Watch:
         charged = limit.charged(record.clock / 1e9, record.waited)
         if charged > limit.timeout:  # it finished, but past its time: this process was late to look
             return self._charge(_Ending(Outcome.TIMEOUT, f"timed out after {self.timeout:g} s"), charged)
-        outcome = Outcome(record.outcome)
-        assertions = [AssertionOutcome(passed=passed, error=error) for passed, error in record.assertions]
-        return self._charge(_Ending(outcome, record.detail, assertions, record.message), charged)
+        if record.outcome in ("pass", "assertion_fail") and len(record.assertions) != len(self.splits):
+            detail = "the record names other assertions than the runner's: something other than the runner wrote it"
+            return self._charge(_Ending(Outcome.ERROR, detail), charged)
+        # (An error or a syntax error may have stopped before the last assertion.)
+        assertions = [judge(cut, entry) for cut, entry in zip(self.splits, record.assertions, strict=False)]
+        outcome, detail, message = Outcome(record.outcome), record.detail, record.message
+        if outcome in (Outcome.PASS, Outcome.ASSERTION_FAIL):  # the host's comparisons count too
+            first = next((index for index, done in enumerate(assertions) if not done.passed), None)
+            outcome, detail, message = Outcome.PASS, "", None
+            if first is not None:
+                outcome = Outcome.ASSERTION_FAIL
+                detail = f"assertion {first + 1} of {len(assertions)} failed: {assertions[first].error}"
+                cut = self.splits[first]
+                # The child's message is its own first failure's, which is this one unless the host found it.
+                message = record.message if cut is None or record.assertions[first][0] is False else cut.message or ""
+        return self._charge(_Ending(outcome, detail, assertions, message), charged)
 
     def _charge(self, ending: _Ending, charged: float | None = None) -> _Ending:
         """Note on the ending the time the candidate was charged (by now, unless given)."""
