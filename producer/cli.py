@@ -121,6 +121,11 @@ def build_parser() -> argparse.ArgumentParser:
         default=4.0,
         help="HumanEval+: a call may take this times the canonical solution's time (EvalPlus's; default 4)",
     )
+    inputs.add_argument(
+        "--strict-verdicts",
+        action="store_true",
+        help="a sample whose problem has an assertion the host cannot compare is an error (for rewards)",
+    )
     inputs.add_argument("--skip-unknown", action="store_true", help="leave out samples whose task_id is unknown")
     inputs.add_argument(
         "--split", default="all", choices=list(MBPP_SPLITS), help="MBPP split (test: task ids 11-510; default all)"
@@ -229,6 +234,7 @@ def _prepare(args: argparse.Namespace) -> tuple[dict[str, Problem], SampleSet, R
         args.treat_as,
         hash_seed=args.hash_seed if args.hash_seed is not None else settings.hash_seed,
         isolation=args.isolation or settings.isolation,
+        strict_verdicts=args.strict_verdicts,
         min_time_limit_s=args.min_time_limit,
         gt_time_limit_factor=args.gt_time_limit_factor,
         batch_size=settings.batch_size,

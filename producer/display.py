@@ -142,6 +142,10 @@ def print_report(report: RunReport, per_task: bool) -> None:
     else:
         least, factor = report.evalplus_limits
         table.add_row("time limit", f"per call max({least:g} s, {factor:g} x the canonical solution's)")
+    tests = sum(report.judged.values())
+    if tests:
+        share = report.judged.get("host-compared", 0) / tests
+        table.add_row("judged in the host", f"{100 * share:.1f}% of {tests} tests (the rest in-process)")
     table.add_row("hash seed", str(report.hash_seed))
     table.add_row("isolation", report.isolation)
     for host, seen in report.protections.items():

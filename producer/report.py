@@ -49,6 +49,11 @@ class RunReport(BaseModel):
         description="host -> what its candidates ran under (worker/protections.py, one word per protection) -> "
         "samples.",
     )
+    judged: dict[str, int] = Field(
+        default_factory=dict,
+        description="Tests of the recorded samples by how they are judged: 'host-compared' (the host compares the "
+        "value the candidate's process sent) or 'in-process' (the assertion ran there).",
+    )
     left_out: dict[str, str] = Field(default_factory=dict, description="k -> why pass@k is not reported.")
     notes: list[str] = Field(default_factory=list)
     tasks: dict[str, TaskReport]
@@ -125,6 +130,10 @@ def build_report(client: redis.Redis, run: str, ks: Sequence[int]) -> RunReport:
         hash_seed=meta.hash_seed,
         isolation=meta.isolation,
         protections=protections,
+        judged={
+            "host-compared": int(stats.get(keys.JUDGED_HOST, 0)),
+            "in-process": int(stats.get(keys.JUDGED_IN_PROCESS, 0)),
+        },
         left_out=left_out,
         notes=notes,
         tasks=tasks,

@@ -45,6 +45,7 @@ def new_meta(
     isolation: Literal["fork", "fresh"] | None = None,
     min_time_limit_s: float = 1.0,
     gt_time_limit_factor: float = 4.0,
+    strict_verdicts: bool = False,
     **settings: object,
 ) -> RunMeta:
     """The record of a run about to be submitted. `problems`: a problem set's name or a file path."""
@@ -63,6 +64,7 @@ def new_meta(
         hash_seed=hash_seed,
         isolation=isolation or get_settings().isolation,
         k=k,
+        strict_verdicts=strict_verdicts,
         min_time_limit_s=min_time_limit_s,
         gt_time_limit_factor=gt_time_limit_factor,
         settings=settings,

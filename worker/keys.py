@@ -17,7 +17,8 @@ slot and the result write can touch all of them in one Lua script.
                                                worker/evalplus.py's Truth JSON (first write wins)
     codeexec:{run}:stats                hash   "done" -> results recorded; "outcome:<exit code>" -> count;
                                                "protections:<host> <summary>" -> results of candidates run
-                                               under those protections on that host (worker/protections.py)
+                                               under those protections on that host (worker/protections.py);
+                                               "judged:host-compared", "judged:in-process" -> tests judged so
     codeexec:{run}:notes                set    what workers found worth saying about the run (a wall-clock limit)
 
 HumanEval+ truths outlive their runs, for later runs of the same tests (worker/evalplus.py):
@@ -44,6 +45,7 @@ RUNS = f"{PREFIX}:runs"
 TRUTHS = f"{PREFIX}:truths"
 DONE = "done"  # field of the stats hash
 PROTECTIONS = "protections:"  # how the stats hash's protections fields begin
+JUDGED_HOST, JUDGED_IN_PROCESS = "judged:host-compared", "judged:in-process"  # fields of the stats hash
 _WORKERS = f"{PREFIX}:{{workers}}"
 WORKERS = f"{_WORKERS}:all"
 LEASES = f"{_WORKERS}:leases"

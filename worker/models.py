@@ -106,6 +106,9 @@ class RunMeta(BaseModel):
         "min_time_limit_s (EvalPlus's --gt-time-limit-factor).",
     )
     base_tests: bool = Field(False, description="The problems have EvalPlus's base and plus checks (HumanEval+).")
+    strict_verdicts: bool = Field(
+        False, description="An assertion the host cannot compare is an error, not run in the candidate's process."
+    )
     settings: dict[str, object] = Field(default_factory=dict, description="Producer settings, for the record.")
 
 
@@ -124,6 +127,10 @@ class StoredResult(BaseModel):
     base_status: str | None = None
     plus_status: str | None = None
     first_failures: dict[str, int] = {}
+    host_compared: int = Field(
+        0,
+        description="Of its tests, those the host judges (worker/split.py, worker/evalplus.py); the rest: in-process.",
+    )
 
     @classmethod
     def from_run(cls, result: RunResult) -> StoredResult:

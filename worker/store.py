@@ -18,7 +18,8 @@ from worker.models import Problem, RunMeta, Sample, StoredResult
 # job finds the field taken and changes nothing.
 #   KEYS: results, pending, n, c, stats, c_base
 #   ARGV: index, result JSON, task_id, outcome field, in n, passed, done field, protections field (field
-#   names: keys.py; the last may be empty), base check passed (HumanEval+)
+#   names: keys.py; the last may be empty), base check passed (HumanEval+), and the counts of tests
+#   judged in the host and in the candidate's process, each after its field's name
 _RECORD = """
 if redis.call('HSETNX', KEYS[1], ARGV[1], ARGV[2]) == 0 then
     return 0
@@ -30,6 +31,8 @@ redis.call('HINCRBY', KEYS[5], ARGV[4], 1)
 redis.call('HINCRBY', KEYS[5], ARGV[7], 1)
 if ARGV[8] ~= '' then redis.call('HINCRBY', KEYS[5], ARGV[8], 1) end
 if ARGV[9] == '1' then redis.call('HINCRBY', KEYS[6], ARGV[3], 1) end
+if ARGV[11] ~= '0' then redis.call('HINCRBY', KEYS[5], ARGV[10], ARGV[11]) end
+if ARGV[13] ~= '0' then redis.call('HINCRBY', KEYS[5], ARGV[12], ARGV[13]) end
 return 1
 """
 
@@ -161,6 +164,10 @@ class WorkerStore:
                 keys.DONE,
                 protections,
                 int(result.base_status == "pass"),
+                keys.JUDGED_HOST,
+                result.host_compared,
+                keys.JUDGED_IN_PROCESS,
+                result.total - result.host_compared,
             ],
             client=client,
         )
