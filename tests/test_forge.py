@@ -70,7 +70,7 @@ def test_no_forger_passes_a_host_compared_assertion(forger: str) -> None:
 
 
 def test_honest_answers_pass_and_say_how_they_were_judged() -> None:
-    result = run_candidate("def g(x):\n    return 2 * x\n", [*ASSERTIONS, "assert abs(g(1) - 2) < 1e-9"], 5.0)
+    result = run_candidate("def g(x):\n    return 2 * x\n", [*ASSERTIONS, "assert g(1) > 1"], 5.0)
     assert result.exit_code is Outcome.PASS
     assert [a.judged for a in result.assertions] == ["host-compared", "host-compared", "in-process"]
 

