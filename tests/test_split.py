@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
+from helpers import codeexec
+from producer.problems import load_problems
 from worker.result import Outcome
 from worker.runner import run_candidate
 from worker.split import split
@@ -100,3 +104,30 @@ def test_a_failure_reads_as_the_assert_run_in_process_would(returned: str, asser
     ours, theirs = (run_candidate(program, [test], 5.0) for test in (assertion, f"if True:\n    {assertion}"))
     assert (ours.exit_code, ours.human_eval_result) == (theirs.exit_code, theirs.human_eval_result)
     assert [a.error for a in ours.assertions] == [a.error for a in theirs.assertions]
+
+
+def test_the_report_gives_the_share_and_strict_verdicts_refuse_the_rest(env: dict[str, str]) -> None:
+    problems = load_problems("humaneval")
+    host = sum(split(text) is not None for problem in problems.values() for text in problem.assertions)
+    refused = sum(any(split(text) is None for text in problem.assertions) for problem in problems.values())
+    assert 0 < refused < len(problems)
+    out = codeexec(
+        env,
+        "eval",
+        "--problems",
+        "humaneval",
+        "--samples",
+        "canonical",
+        "--k",
+        "1",
+        "--workers",
+        "2",
+        "--json",
+        "--strict-verdicts",
+    )
+    assert out.returncode == 0, out.stderr
+    document = json.loads(out.stdout)
+    tests = sum(len(problem.assertions) for problem in problems.values())
+    assert document["judged"] == {"host-compared": host, "in-process": tests - host}
+    assert document["outcomes"]["error"] == refused
+    assert document["outcomes"]["pass"] == len(problems) - refused
