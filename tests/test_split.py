@@ -49,6 +49,7 @@ def test_the_forms_the_host_judges(assertion: str, form: str, expected: object) 
         "assert f(3) > 5",
         "assert 6 == 6",  # tests nothing of the candidate's
         "assert f(1) == True, 'error: ' + str(f(1))",  # a message that calls the candidate again: only on failure
+        "assert f(3) == 6, 2",  # a message that is not a string
         "for x in range(3):\n    assert f(x) == x",
         "assert f(3) == set([6])",  # set() is a call, not a constant
         "def check(candidate):\n    assert candidate(1) == 1\n    assert candidate(2) == 2\ncheck(f)",
@@ -91,7 +92,6 @@ def test_verdicts_are_the_asserts_own(returned: str, assertion: str, passes: boo
 @pytest.mark.parametrize(
     ("returned", "assertion"),
     [
-        ("0", "assert f() == 6, 2"),  # a message that is not a string
         ("'x'", "assert abs(f() - 0.33) < 1e-6"),  # the test itself raises: TypeError
         ("0", "assert f() == 1, 'plain'"),
     ],
