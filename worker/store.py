@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 from collections import OrderedDict
+from typing import TypeVar
 
 import redis
+from pydantic import BaseModel
 from redis.backoff import ExponentialBackoff
 from redis.exceptions import BusyLoadingError, ConnectionError, TimeoutError
 from redis.retry import Retry
@@ -38,6 +40,28 @@ return 1
 
 _PROBLEM_CACHE = 4096
 _TRUTH_CACHE = 256  # a HumanEval+ truth is up to ~1 MB
+_Model = TypeVar("_Model", bound=BaseModel)
+
+
+def _cached(
+    cache: OrderedDict[tuple[str, str], _Model],
+    limit: int,
+    key: tuple[str, str],
+    hash_key: str,
+    client: redis.Redis,
+    model: type[_Model],
+) -> _Model | None:
+    """The model stored in field key[1] of hash_key, read once and kept (the `limit` last used)."""
+    if key in cache:
+        cache.move_to_end(key)
+        return cache[key]
+    raw = client.hget(hash_key, key[1])
+    if raw is None:
+        return None
+    found = cache[key] = model.model_validate_json(raw)
+    if len(cache) > limit:
+        cache.popitem(last=False)
+    return found
 
 
 def connect(url: str) -> redis.Redis:
@@ -66,30 +90,12 @@ class WorkerStore:
 
     def problem(self, run: str, task_id: str) -> Problem | None:
         """The task's problem; a run's problems never change, so each process asks Redis once per task."""
-        key = (run, task_id)
-        if key in self._problems:
-            self._problems.move_to_end(key)
-            return self._problems[key]
-        raw = self.client.hget(keys.problems(run), task_id)
-        if raw is None:
-            return None
-        problem = self._problems[key] = Problem.model_validate_json(raw)
-        if len(self._problems) > _PROBLEM_CACHE:
-            self._problems.popitem(last=False)
-        return problem
+        return _cached(self._problems, _PROBLEM_CACHE, (run, task_id), keys.problems(run), self.client, Problem)
 
     def truth(self, run: str, task_id: str) -> Truth | None:
         """The canonical solution's outputs for a HumanEval+ task, once a worker has computed them. Cached
         like problems: they never change once written."""
-        key = (run, task_id)
-        if key not in self._truths:
-            raw = self.client.hget(keys.truth(run), task_id)
-            if raw is None:
-                return None
-            self._truths[key] = Truth.model_validate_json(raw)
-            if len(self._truths) > _TRUTH_CACHE:
-                self._truths.popitem(last=False)
-        return self._truths[key]
+        return _cached(self._truths, _TRUTH_CACHE, (run, task_id), keys.truth(run), self.client, Truth)
 
     def keep_truth(self, run: str, task_id: str, truth: Truth) -> Truth:
         """Store the truth unless another worker stored one first; the one stored."""
