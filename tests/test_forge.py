@@ -76,18 +76,39 @@ FORGERS = {
 }
 
 
+# The forgers that pass when the very same asserts are judged in the candidate's process: proof that
+# each of them works, and that only the host's judging stops it.
+IN_PROCESS_PASSES = {
+    "the issue's frame walk: a finished record with the runner's secret, then exit",
+    "gc search for the secret",
+    "always equal",
+    "__eq__ returning a truthy string",
+    "an int subclass equal to everything",
+    "a str subclass equal to everything",
+    "rewriting the runner's assertion list",
+}
+
+
+def program_of(forger: str) -> str:
+    code = FORGERS[forger]
+    if "WRONG = " in code:  # g() returns the forger's object
+        return code.replace("WRONG = ", "WRONG_VALUE = ") + WRONG.replace("return 2", "return WRONG_VALUE")
+    return code + WRONG
+
+
 @pytest.mark.parametrize("forger", list(FORGERS))
 def test_no_forger_passes_a_host_compared_assertion(forger: str) -> None:
-    code = FORGERS[forger]
-    program = (
-        code.replace("WRONG = ", "WRONG_VALUE = ") + WRONG.replace("return 2", "return WRONG_VALUE")
-        if ("WRONG = " in code)
-        else code + WRONG
-    )
-    result = run_candidate(program, ASSERTIONS, 5.0)
+    result = run_candidate(program_of(forger), ASSERTIONS, 5.0)
     assert result.exit_code is not Outcome.PASS, (forger, result)
     assert result.score == 0.0, (forger, result)
     assert all(outcome.judged == "host-compared" for outcome in result.assertions)
+
+
+@pytest.mark.parametrize("forger", sorted(IN_PROCESS_PASSES))
+def test_the_forger_passes_the_same_asserts_judged_in_process(forger: str) -> None:
+    result = run_candidate(program_of(forger), [f"if True:\n    {test}" for test in ASSERTIONS], 5.0)
+    assert result.exit_code is Outcome.PASS, (forger, result)
+    assert all(outcome.judged == "in-process" for outcome in result.assertions)
 
 
 def test_honest_answers_pass_and_say_how_they_were_judged() -> None:
