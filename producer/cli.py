@@ -35,6 +35,7 @@ from worker import keys, leases
 from worker.models import Problem, RunMeta, SampleKind
 from worker.runner import clamp_timeout
 from worker.settings import get_settings
+from worker.split import in_process
 
 DEFAULT_K = "1,10,100"
 
@@ -223,6 +224,14 @@ def _prepare(args: argparse.Namespace) -> tuple[dict[str, Problem], SampleSet, R
     samples = read_samples(args.samples, problems, args.skip_unknown, args.treat_as)
     if samples.skipped_unknown:
         print(f"codeexec: left out {samples.skipped_unknown} sample(s) with an unknown task_id", file=sys.stderr)
+    if args.strict_verdicts:
+        refused = [task for task in samples.per_task if in_process(problems[task])]
+        if refused:
+            print(
+                f"codeexec: --strict-verdicts: the samples of {len(refused)} task(s) will be errors, as their tests "
+                f"include one the host cannot compare: {', '.join(refused[:10])}{' ...' if len(refused) > 10 else ''}",
+                file=sys.stderr,
+            )
     meta = new_meta(
         args.run or new_run_id(args.samples.name.split(".")[0]),
         args.problems,

@@ -143,6 +143,7 @@ def test_the_report_gives_the_share_and_strict_verdicts_refuse_the_rest(env: dic
         "--strict-verdicts",
     )
     assert out.returncode == 0, out.stderr
+    assert f"--strict-verdicts: the samples of {refused} task(s) will be errors" in out.stderr
     document = json.loads(out.stdout)
     tests = sum(len(problem.assertions) for problem in problems.values())
     assert document["judged"] == {"host-compared": host, "in-process": tests - host}

@@ -14,13 +14,13 @@ from celery.signals import worker_init, worker_process_init
 from worker import evalplus, keys
 from worker.celery import app
 from worker.leases import Heart
-from worker.models import IOTests, Job, Problem, StoredResult
+from worker.models import IOTests, Job, StoredResult
 from worker.program import program_for
 from worker.protections import check_at_start, summary
 from worker.result import Outcome, RunResult
 from worker.runner import run_candidate, unclosed_fence
 from worker.settings import get_settings
-from worker.split import split
+from worker.split import in_process, split
 from worker.store import WorkerStore, connect
 from worker.zygote import LOST as ZYGOTE_LOST
 
@@ -73,7 +73,7 @@ def evaluate_sample(db: WorkerStore, run: str, task_id: str, index: int) -> None
         # Every earlier delivery ended with its worker process dead (a crash that killed the worker,
         # not just the candidate): do not try again and again, record it.
         result = _died_each_time(problem.tests, "the worker evaluating this sample", attempt - 1)
-    elif db.meta(run).strict_verdicts and (unsplit := _in_process(problem)):
+    elif db.meta(run).strict_verdicts and (unsplit := in_process(problem)):
         result = RunResult(
             exit_code=Outcome.ERROR,
             score=0.0,
@@ -97,13 +97,6 @@ def evaluate_sample(db: WorkerStore, run: str, task_id: str, index: int) -> None
     stored = StoredResult.from_run(result)
     stored.host_compared = problem.tests if problem.io else sum(split(text) is not None for text in problem.assertions)
     db.record(run, task_id, index, stored, protections=under)
-
-
-def _in_process(problem: Problem) -> int | None:
-    """The number of the problem's first assertion that would be judged in the candidate's process."""
-    if problem.io is not None:
-        return None
-    return next((number for number, text in enumerate(problem.assertions, start=1) if split(text) is None), None)
 
 
 def _assertions(assertions: list[str], timeout_s: float, options: dict[str, object], code: str) -> RunResult:
