@@ -20,22 +20,21 @@ from pathlib import Path
 import redis
 
 from producer import resident
+from producer.api import Codeexec, Run, compare_runs, comparison_html, prepare
 from producer.backend import backend
 from producer.evalplus import write_eval_results
 from producer.inputs import InputError
 from producer.lifetime import Stopped, stop_on_sigterm
 from producer.persample import write_per_sample
-from producer.problems import CANONICAL, MBPP_SPLITS, load_problems, write_canonical_samples
-from producer.report import build_report, progress
-from producer.samples import SampleSet, read_samples
+from producer.problems import MBPP_SPLITS
+from producer.report import build_report
+from producer.samples import SampleSet
 from producer.server import EmbeddedServer
-from producer.submit import check_run_name, load_meta, new_meta, new_run_id, resume, submit
+from producer.submit import load_meta, resume, submit
 from producer.workers import WORKER_FLAGS
-from worker import keys, leases
+from worker import leases
 from worker.models import Problem, RunMeta, SampleKind
-from worker.runner import clamp_timeout
 from worker.settings import get_settings
-from worker.split import in_process
 
 DEFAULT_K = "1,10,100"
 
@@ -143,6 +142,7 @@ def build_parser() -> argparse.ArgumentParser:
     output.add_argument("--json", action="store_true", help="print one JSON object instead of tables")
     output.add_argument("--per-sample", type=Path, metavar="OUT.jsonl", help="write one JSON line per sample")
     output.add_argument("--per-task", action="store_true", help="also show n, c and pass@k for each task")
+    output.add_argument("--html", type=Path, metavar="OUT.html", help="also write the run's report as one HTML page")
     output.add_argument(
         "--evalplus-results",
         type=Path,
@@ -167,6 +167,12 @@ def build_parser() -> argparse.ArgumentParser:
     report.add_argument("--k", type=parse_k, help="pass@k to report (default: the run's)")
     report.add_argument("--samples", type=Path, help="the run's samples file, if it has moved (for --per-sample)")
     sub.add_parser("runs", parents=[shared], help="list runs").add_argument("--json", action="store_true")
+    compared = sub.add_parser("compare", parents=[shared], help="run B against run A: pass@k, interval, tasks")
+    compared.add_argument("a", metavar="RUN_A")
+    compared.add_argument("b", metavar="RUN_B")
+    compared.add_argument("--k", type=parse_k, help="pass@k to compare (default: run A's)")
+    compared.add_argument("--json", action="store_true", help="print one JSON object instead of tables")
+    compared.add_argument("--html", type=Path, metavar="OUT.html", help="also write the comparison as one HTML page")
     sub.add_parser("workers", parents=[shared], help="workers seen in the last hour").add_argument(
         "--json", action="store_true"
     )
@@ -214,42 +220,23 @@ def main(argv: list[str] | None = None) -> int:
 
 def _prepare(args: argparse.Namespace) -> tuple[dict[str, Problem], SampleSet, RunMeta]:
     """Read and validate every input before anything is written anywhere."""
-
-    settings = get_settings()
-    if args.run:
-        check_run_name(args.run)
-    problems = load_problems(args.problems, args.split, args.mbpp_challenge)
-    if str(args.samples) == CANONICAL:
-        args.samples = write_canonical_samples(args.problems, settings.data_dir / "samples", problems)
-    samples = read_samples(args.samples, problems, args.skip_unknown, args.treat_as)
-    if samples.skipped_unknown:
-        print(f"codeexec: left out {samples.skipped_unknown} sample(s) with an unknown task_id", file=sys.stderr)
-    if args.strict_verdicts:
-        refused = [task for task in samples.per_task if in_process(problems[task])]
-        if refused:
-            print(
-                f"codeexec: --strict-verdicts: the samples of {len(refused)} task(s) will be errors, as their tests "
-                f"include one the host cannot compare: {', '.join(refused[:10])}{' ...' if len(refused) > 10 else ''}",
-                file=sys.stderr,
-            )
-    meta = new_meta(
-        args.run or new_run_id(args.samples.name.split(".")[0]),
+    return prepare(
         args.problems,
-        samples,
-        clamp_timeout(args.timeout if args.timeout is not None else settings.timeout_s),
-        args.k,
-        args.split,
-        args.mbpp_challenge,
-        args.treat_as,
-        hash_seed=args.hash_seed if args.hash_seed is not None else settings.hash_seed,
-        isolation=args.isolation or settings.isolation,
+        args.samples,
+        run=args.run,
+        k=args.k,
+        timeout_s=args.timeout,
+        split=args.split,
+        challenge=args.mbpp_challenge,
+        treat_as=args.treat_as,
+        skip_unknown=args.skip_unknown,
+        hash_seed=args.hash_seed,
+        isolation=args.isolation,
         strict_verdicts=args.strict_verdicts,
         min_time_limit_s=args.min_time_limit,
         gt_time_limit_factor=args.gt_time_limit_factor,
-        batch_size=settings.batch_size,
-        max_attempts=settings.max_attempts,
+        warn=lambda message: print(f"codeexec: {message}", file=sys.stderr),
     )
-    return problems, samples, meta
 
 
 def cmd_eval(args: argparse.Namespace) -> int:
@@ -314,6 +301,9 @@ def _report(client: redis.Redis, run: str, ks: list[int], args: argparse.Namespa
     if args.per_sample:
         count = write_per_sample(client, load_meta(client, run), args.per_sample, getattr(args, "samples", None))
         stderr.print(f"wrote {count} lines to {args.per_sample}")
+    if args.html:
+        Run(client, run).html(args.html, ks)
+        stderr.print(f"wrote the HTML report to {args.html}")
     if args.evalplus_results:
         meta = load_meta(client, run)
         count = write_eval_results(client, meta, args.evalplus_results, getattr(args, "samples", None))
@@ -329,27 +319,29 @@ def _report(client: redis.Redis, run: str, ks: list[int], args: argparse.Namespa
 
 def cmd_runs(args: argparse.Namespace) -> int:
     with backend(get_settings()) as client:
-        rows = []
-        for run in client.zrange(keys.RUNS, 0, -1):
-            meta = load_meta(client, run)
-            done, total = progress(client, run)
-            status = "complete" if done >= total else meta.status
-            rows.append(
-                {
-                    "run": run,
-                    "created": meta.created,
-                    "status": status,
-                    "done": done,
-                    "samples": total,
-                    "tasks": meta.n_tasks,
-                    "problems": meta.problems,
-                }
-            )
+        rows = Codeexec(client).runs()
     if args.json:
-        print(json.dumps(rows))
+        print(json.dumps([row.model_dump() for row in rows]))
     for row in [] if args.json else rows:
-        created = time.strftime("%Y-%m-%d %H:%M", time.localtime(row["created"]))
-        print(f"{row['run']}  {created}  {row['done']}/{row['samples']} samples  {row['tasks']} tasks  {row['status']}")
+        started = time.strftime("%Y-%m-%d %H:%M", time.localtime(row.created))
+        score = "-" if row.pass_at_1 is None else f"pass@1 {100 * row.pass_at_1:.2f}%"
+        took = "-" if row.took_s is None else f"took {row.took_s:.1f} s"
+        print(f"{row.run}  {row.status}  {row.done}/{row.samples} samples  {score}  {row.isolation}  {started}  {took}")
+    return 0
+
+
+def cmd_compare(args: argparse.Namespace) -> int:
+    with backend(get_settings()) as client:
+        comparison = compare_runs(client, args.a, args.b, args.k)
+    if args.html:
+        comparison_html(comparison, args.html)
+        print(f"codeexec: wrote the comparison to {args.html}", file=sys.stderr)
+    if args.json:
+        print(comparison.model_dump_json(exclude={"left_out"}))
+        return 0
+    from producer.display import print_comparison
+
+    print_comparison(comparison)
     return 0
 
 
@@ -438,6 +430,7 @@ COMMANDS = {
     "status": cmd_status,
     "report": cmd_report,
     "runs": cmd_runs,
+    "compare": cmd_compare,
     "workers": cmd_workers,
     "resume": cmd_resume,
     "worker": cmd_worker,

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 
 import redis
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 from rich.table import Table
 
+from producer.compare import Comparison
 from producer.report import RunReport, progress
 from producer.submit import enqueue, load_meta, pending_samples
 from worker import keys
@@ -62,8 +64,11 @@ def print_workers(client: redis.Redis, listed: list[Worker]) -> None:
     stdout.print(table)
 
 
-def wait_for(client: redis.Redis, run: str, show: bool = True) -> None:
-    """Block until every sample of the run has a result, showing a progress bar with rate and ETA.
+def wait_for(
+    client: redis.Redis, run: str, show: bool = True, on_progress: Callable[[int, int], object] | None = None
+) -> None:
+    """Block until every sample of the run has a result, showing a progress bar with rate and ETA
+    (`show`), and telling `on_progress` (done, total) as it moves.
 
     If the run stops moving while no job is queued or held by a worker (a Redis that lost its last
     second of writes can lose jobs), the samples still pending are enqueued again; the record script
@@ -89,6 +94,8 @@ def wait_for(client: redis.Redis, run: str, show: bool = True) -> None:
             time.sleep(pause)
             pause = min(2 * pause, _POLL_S)
             done, total = progress(client, run)
+            if on_progress is not None and done != last_done:
+                on_progress(done, total)
             elapsed = time.monotonic() - started
             rate = (done - start_done) / elapsed if elapsed > 0 else 0.0
             bar.update(task, completed=done, rate=f"{rate:,.1f} samples/s")
@@ -129,7 +136,8 @@ def print_report(report: RunReport, per_task: bool) -> None:
             table.add_row(f"pass@{k} base tests (HumanEval)", f"{100 * value:.2f}%")
     plus = " base + plus tests (HumanEval+)" if report.base_pass_at_k is not None else ""
     for k, value in report.pass_at_k.items():
-        table.add_row(f"pass@{k}{plus}", f"{100 * value:.2f}%")
+        low, high = report.pass_at_k_ci95.get(k, (value, value))
+        table.add_row(f"pass@{k}{plus}", f"{100 * value:.2f}%  [dim]95% [{100 * low:.2f}, {100 * high:.2f}][/]")
     for k, why in report.left_out.items():
         table.add_row(f"pass@{k}", f"[dim]left out: {why}")
     table.add_row("samples", f"{report.n_done} / {report.n_samples}")
@@ -166,3 +174,29 @@ def print_report(report: RunReport, per_task: bool) -> None:
                 *(f"{100 * task.pass_at_k.get(k, 0.0):.1f}%" for k in report.pass_at_k),
             )
         stdout.print(tasks)
+
+
+def print_comparison(comparison: Comparison) -> None:
+    table = Table(title=f"{comparison.b} against {comparison.a}", title_justify="left")
+    for column in ("", "A", "B", "B - A", "95% interval"):
+        table.add_column(column, justify="right")
+    for k, figures in comparison.pass_at_k.items():
+        low, high = figures.ci95
+        table.add_row(
+            f"pass@{k}",
+            f"{100 * figures.a:.2f}%",
+            f"{100 * figures.b:.2f}%",
+            f"{100 * figures.diff:+.2f}",
+            f"[{100 * low:+.2f}, {100 * high:+.2f}]",
+        )
+    for k, why in comparison.left_out.items():
+        table.add_row(f"pass@{k}", f"[dim]left out: {why}", "", "", "")
+    stdout.print(table)
+    stdout.print(f"{comparison.tasks_compared} tasks in both runs; the interval: a paired bootstrap over them")
+    for name, tasks in (
+        ("gained", comparison.gained),
+        ("lost", comparison.lost),
+        (f"only in {comparison.a}", comparison.only_in_a),
+        (f"only in {comparison.b}", comparison.only_in_b),
+    ):
+        stdout.print(f"{name} ({len(tasks)}): {', '.join(tasks) or '-'}", soft_wrap=True)

@@ -11,9 +11,11 @@ from collections.abc import Sequence
 import redis
 from pydantic import BaseModel, Field
 
+from producer.intervals import bootstrap_interval
 from producer.passk import pass_at_k
 from producer.submit import load_meta
 from worker import keys
+from worker.models import RunMeta
 from worker.result import Outcome
 
 
@@ -35,6 +37,10 @@ class RunReport(BaseModel):
     base_pass_at_k: dict[str, float] | None = Field(
         None, description="HumanEval+ only: pass@k on the base tests (HumanEval's), as EvalPlus reports it."
     )
+    pass_at_k_ci95: dict[str, tuple[float, float]] = Field(
+        default_factory=dict,
+        description="k -> the 95 % percentile-bootstrap interval of pass@k, resampling tasks (producer/intervals.py).",
+    )
     n_samples: int = Field(description="Samples submitted.")
     n_done: int = Field(description="Samples with a recorded result.")
     outcomes: dict[str, int]
@@ -54,8 +60,17 @@ class RunReport(BaseModel):
         description="Tests of the recorded samples by how they are judged: 'host-compared' (the host compares the "
         "value the candidate's process sent) or 'in-process' (the assertion ran there).",
     )
+    workers: dict[str, int] = Field(
+        default_factory=dict, description="'<host> <pid>' of each worker process -> results it recorded."
+    )
+    first_result: float | None = Field(None, description="When the first result was recorded (unix time, Redis's).")
+    last_result: float | None = Field(None, description="When the latest result was recorded.")
+    samples_per_s: float | None = Field(
+        None, description="Results recorded, over the time from submission to the latest."
+    )
     left_out: dict[str, str] = Field(default_factory=dict, description="k -> why pass@k is not reported.")
     notes: list[str] = Field(default_factory=list)
+    meta: RunMeta = Field(description="The run as submitted: its files and their hashes, settings, codeexec's version.")
     tasks: dict[str, TaskReport]
 
 
@@ -66,7 +81,8 @@ def progress(client: redis.Redis, run: str) -> tuple[int, int]:
     return int(done or 0), meta.n_samples
 
 
-def build_report(client: redis.Redis, run: str, ks: Sequence[int]) -> RunReport:
+def build_report(client: redis.Redis, run: str, ks: Sequence[int], intervals: bool = True) -> RunReport:
+    """The run's report; `intervals`: with pass@k's bootstrap interval (~0.1 s per k for 1,000 tasks)."""
     meta = load_meta(client, run)
     pipe = client.pipeline(transaction=False)
     for key in (keys.expected(run), keys.n(run), keys.c(run), keys.stats(run), keys.c_base(run)):
@@ -90,6 +106,7 @@ def build_report(client: redis.Redis, run: str, ks: Sequence[int]) -> RunReport:
 
     run_pass: dict[str, float] = {}
     run_base: dict[str, float] = {}
+    run_ci: dict[str, tuple[float, float]] = {}
     left_out: dict[str, str] = {}
     for k in ks:
         short = [task_id for task_id, task in tasks.items() if task.n < k]
@@ -97,7 +114,10 @@ def build_report(client: redis.Redis, run: str, ks: Sequence[int]) -> RunReport:
             least = min(tasks[task_id].n for task_id in short)
             left_out[str(k)] = f"{len(short)} of {len(tasks)} tasks have fewer than {k} samples (fewest: {least})"
         elif tasks:
-            run_pass[str(k)] = sum(task.pass_at_k[str(k)] for task in tasks.values()) / len(tasks)
+            per_task = [task.pass_at_k[str(k)] for task in tasks.values()]
+            run_pass[str(k)] = sum(per_task) / len(tasks)
+            if intervals:
+                run_ci[str(k)] = bootstrap_interval(per_task)
             if meta.base_tests:
                 run_base[str(k)] = sum((task.base_pass_at_k or {})[str(k)] for task in tasks.values()) / len(tasks)
 
@@ -113,15 +133,20 @@ def build_report(client: redis.Redis, run: str, ks: Sequence[int]) -> RunReport:
         notes.append(f"incomplete: {done} of {meta.n_samples} samples have a result")
     notes.extend(sorted(worker_notes))
     protections: dict[str, dict[str, int]] = {}
+    workers: dict[str, int] = {}
     for name, count in stats.items():
         if name.startswith(keys.PROTECTIONS):
             host, _, under = name.removeprefix(keys.PROTECTIONS).partition(" ")
             protections.setdefault(host, {})[under] = int(count)
+        elif name.startswith(keys.WORKER):
+            workers[name.removeprefix(keys.WORKER)] = int(count)
+    first, last = (float(stats[field]) if field in stats else None for field in (keys.FIRST_RESULT, keys.LAST_RESULT))
     return RunReport(
         run=run,
         complete=done >= meta.n_samples,
         pass_at_k=run_pass,
         base_pass_at_k=run_base if meta.base_tests else None,
+        pass_at_k_ci95=run_ci,
         n_samples=meta.n_samples,
         n_done=done,
         outcomes=outcomes,
@@ -134,8 +159,13 @@ def build_report(client: redis.Redis, run: str, ks: Sequence[int]) -> RunReport:
             "host-compared": int(stats.get(keys.JUDGED_HOST, 0)),
             "in-process": int(stats.get(keys.JUDGED_IN_PROCESS, 0)),
         },
+        workers=dict(sorted(workers.items())),
+        first_result=first,
+        last_result=last,
+        samples_per_s=done / (last - meta.created) if last is not None and last > meta.created else None,
         left_out=left_out,
         notes=notes,
+        meta=meta,
         tasks=tasks,
     )
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+import importlib.metadata
 import re
 import secrets
 import time
@@ -12,7 +14,7 @@ from typing import Literal
 import redis
 
 from producer.inputs import InputError
-from producer.problems import PROBLEM_SETS, load_problems
+from producer.problems import PROBLEM_SETS, load_problems, problems_path
 from producer.samples import SampleSet, read_samples
 from worker import keys
 from worker.models import Job, Problem, RunMeta, SampleKind
@@ -53,6 +55,7 @@ def new_meta(
         run=run,
         created=time.time(),
         problems=problems if problems in PROBLEM_SETS else str(Path(problems).resolve()),
+        problems_sha256=_sha256(problems_path(problems)),
         split=split,
         challenge=challenge,
         treat_as=treat_as,
@@ -68,7 +71,24 @@ def new_meta(
         min_time_limit_s=min_time_limit_s,
         gt_time_limit_factor=gt_time_limit_factor,
         settings=settings,
+        version=version(),
     )
+
+
+def version() -> str:
+    """codeexec's version, as installed."""
+    try:
+        return importlib.metadata.version("codeexec")
+    except importlib.metadata.PackageNotFoundError:  # run from a source tree that was never installed
+        return "unknown"
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()  # (hashlib.file_digest is 3.11's)
+    with path.open("rb") as handle:
+        while chunk := handle.read(1 << 20):
+            digest.update(chunk)
+    return digest.hexdigest()
 
 
 def load_meta(client: redis.Redis, run: str) -> RunMeta:

@@ -52,16 +52,22 @@ def expect(db: fakeredis.FakeRedis, per_task: dict[str, int]) -> None:
 def test_first_write_wins_and_moves_the_counters_once(db: fakeredis.FakeRedis) -> None:
     expect(db, {"t": 2})
     store = WorkerStore(db)
-    assert store.record(RUN, "t", 0, result(Outcome.PASS, 2)) is True
-    assert store.record(RUN, "t", 0, result(Outcome.ASSERTION_FAIL, 1)) is False  # a duplicate delivery
-    assert store.record(RUN, "t", 1, result(Outcome.TIMEOUT)) is True
+    assert store.record(RUN, "t", 0, result(Outcome.PASS, 2), worker="worker:h 1") is True
+    first = float(db.hget(keys.stats(RUN), keys.FIRST_RESULT))
+    assert store.record(RUN, "t", 0, result(Outcome.ASSERTION_FAIL, 1), worker="worker:h 1") is False  # a duplicate
+    assert db.hget(keys.stats(RUN), keys.LAST_RESULT) == db.hget(keys.stats(RUN), keys.FIRST_RESULT)
+    assert store.record(RUN, "t", 1, result(Outcome.TIMEOUT), worker="worker:h 2") is True
     assert db.hget(keys.n(RUN), "t") == "2"
     assert db.hget(keys.c(RUN), "t") == "1"
-    assert db.hgetall(keys.stats(RUN)) == {
+    stats = db.hgetall(keys.stats(RUN))
+    assert float(stats.pop(keys.FIRST_RESULT)) == first <= float(stats.pop(keys.LAST_RESULT))
+    assert stats == {
         "done": "2",
         "outcome:pass": "1",
         "outcome:timeout": "1",
         keys.JUDGED_IN_PROCESS: "4",  # two tests each (result()), none the host compares
+        "worker:h 1": "1",
+        "worker:h 2": "1",
     }
     assert StoredResult.model_validate_json(db.hget(keys.results(RUN, "t"), "0")).exit_code == "pass"
     assert db.hlen(keys.pending(RUN, "t")) == 0

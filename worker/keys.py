@@ -18,7 +18,10 @@ slot and the result write can touch all of them in one Lua script.
     codeexec:{run}:stats                hash   "done" -> results recorded; "outcome:<exit code>" -> count;
                                                "protections:<host> <summary>" -> results of candidates run
                                                under those protections on that host (worker/protections.py);
-                                               "judged:host-compared", "judged:in-process" -> tests judged so
+                                               "judged:host-compared", "judged:in-process" -> tests judged so;
+                                               "worker:<host> <pid>" -> results that worker process recorded;
+                                               "first", "last" -> when the first and the latest result were
+                                               recorded (Redis's clock, unix seconds)
     codeexec:{run}:notes                set    what workers found worth saying about the run (a wall-clock limit)
 
 HumanEval+ truths outlive their runs, for later runs of the same tests (worker/evalplus.py):
@@ -46,6 +49,8 @@ TRUTHS = f"{PREFIX}:truths"
 DONE = "done"  # field of the stats hash
 PROTECTIONS = "protections:"  # how the stats hash's protections fields begin
 JUDGED_HOST, JUDGED_IN_PROCESS = "judged:host-compared", "judged:in-process"  # fields of the stats hash
+WORKER = "worker:"  # how the stats hash's worker fields begin
+FIRST_RESULT, LAST_RESULT = "first", "last"  # fields of the stats hash
 _WORKERS = f"{PREFIX}:{{workers}}"
 WORKERS = f"{_WORKERS}:all"
 LEASES = f"{_WORKERS}:leases"
@@ -105,6 +110,10 @@ def outcome_field(exit_code: str) -> str:
 
 def protections_field(host: str, summary: str) -> str:
     return f"{PROTECTIONS}{host} {summary}"
+
+
+def worker_field(host: str, pid: int) -> str:
+    return f"{WORKER}{host} {pid}"
 
 
 def notes(run: str) -> str:

@@ -86,6 +86,7 @@ class RunMeta(BaseModel):
     split: str = Field("all", description="The MBPP split the problems were narrowed to.")
     challenge: bool = Field(False, description="Whether MBPP's challenge tests were added.")
     treat_as: SampleKind | None = Field(None, description="How every sample runs, whatever its field.")
+    problems_sha256: str = Field("", description="sha256 of the problems file (of a problem set's bundled file).")
     samples_path: str
     samples_sha256: str
     n_samples: int
@@ -110,6 +111,7 @@ class RunMeta(BaseModel):
         False, description="An assertion the host cannot compare is an error, not run in the candidate's process."
     )
     settings: dict[str, object] = Field(default_factory=dict, description="Producer settings, for the record.")
+    version: str = Field("", description="The version of codeexec that submitted the run.")
 
 
 class StoredResult(BaseModel):

@@ -20,8 +20,9 @@ from worker.models import Problem, RunMeta, Sample, StoredResult
 # job finds the field taken and changes nothing.
 #   KEYS: results, pending, n, c, stats, c_base
 #   ARGV: index, result JSON, task_id, outcome field, in n, passed, done field, protections field (field
-#   names: keys.py; the last may be empty), base check passed (HumanEval+), and the counts of tests
-#   judged in the host and in the candidate's process, each after its field's name
+#   names: keys.py; the last may be empty), base check passed (HumanEval+), the counts of tests
+#   judged in the host and in the candidate's process, each after its field's name, the worker's field,
+#   and the names of the fields of the first and the last result's time (Redis's clock: one for every host)
 _RECORD = """
 if redis.call('HSETNX', KEYS[1], ARGV[1], ARGV[2]) == 0 then
     return 0
@@ -35,6 +36,11 @@ if ARGV[8] ~= '' then redis.call('HINCRBY', KEYS[5], ARGV[8], 1) end
 if ARGV[9] == '1' then redis.call('HINCRBY', KEYS[6], ARGV[3], 1) end
 if ARGV[11] ~= '0' then redis.call('HINCRBY', KEYS[5], ARGV[10], ARGV[11]) end
 if ARGV[13] ~= '0' then redis.call('HINCRBY', KEYS[5], ARGV[12], ARGV[13]) end
+if ARGV[14] ~= '' then redis.call('HINCRBY', KEYS[5], ARGV[14], 1) end
+local now = redis.call('TIME')
+now = now[1] .. '.' .. string.format('%06d', now[2])
+redis.call('HSETNX', KEYS[5], ARGV[15], now)
+redis.call('HSET', KEYS[5], ARGV[16], now)
 return 1
 """
 
@@ -145,11 +151,13 @@ class WorkerStore:
         result: StoredResult,
         client: redis.client.Pipeline | None = None,
         protections: str = "",
+        worker: str = "",
     ) -> bool:
         """Store the result unless the sample has one already; True if this write counted.
 
         With a pipeline as `client`, the write is queued on it and the return value means nothing.
-        `protections`: the run's stats field that counts what the candidate ran under (keys.py), if any.
+        `protections`: the run's stats field that counts what the candidate ran under (keys.py), if any;
+        `worker`: the stats field that counts the results of the worker process that ran it, if any.
         """
         written = self._record(
             keys=[
@@ -174,6 +182,9 @@ class WorkerStore:
                 result.host_compared,
                 keys.JUDGED_IN_PROCESS,
                 result.total - result.host_compared,
+                worker,
+                keys.FIRST_RESULT,
+                keys.LAST_RESULT,
             ],
             client=client,
         )

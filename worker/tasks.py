@@ -96,7 +96,8 @@ def evaluate_sample(db: WorkerStore, run: str, task_id: str, index: int) -> None
     under = keys.protections_field(socket.gethostname(), summary(result.protections)) if result.protections else ""
     stored = StoredResult.from_run(result)
     stored.host_compared = problem.tests if problem.io else sum(split(text) is not None for text in problem.assertions)
-    db.record(run, task_id, index, stored, protections=under)
+    ran_by = keys.worker_field(socket.gethostname(), os.getpid())
+    db.record(run, task_id, index, stored, protections=under, worker=ran_by)
 
 
 def _assertions(assertions: list[str], timeout_s: float, options: dict[str, object], code: str) -> RunResult:

@@ -1,0 +1,261 @@
+"""codeexec from Python, for notebooks and training loops: the same steps the command line takes
+(producer/cli.py calls these), with pydantic models for what comes back.
+
+    from producer.api import connect
+
+    with connect() as codeexec:                      # the private Valkey and local workers
+        run = codeexec.submit("humaneval", "samples.jsonl", k=[1, 10])
+        report = run.wait(progress=lambda done, total: print(done, "of", total))
+        print(report.pass_at_k, report.pass_at_k_ci95)
+
+`connect(redis_url)` talks to a shared Redis instead (workers elsewhere; `workers=N` starts N here too).
+A process talks to one codeexec: the first connect() fixes its Redis and data directory (the Celery
+app that sends the jobs is configured from them once).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, Literal
+
+import redis
+from pydantic import BaseModel, Field
+
+from producer.backend import backend
+from producer.breakdown import breakdown
+from producer.compare import Comparison, compare
+from producer.html_report import render_comparison, render_run
+from producer.inputs import InputError, read_jsonl
+from producer.persample import SampleResult, with_results
+from producer.problems import CANONICAL, load_problems, write_canonical_samples
+from producer.report import RunReport, build_report, progress
+from producer.samples import SampleSet, read_samples
+from producer.submit import check_run_name, load_meta, new_meta, new_run_id, submit
+from worker import keys
+from worker.models import Problem, RunMeta, SampleKind
+from worker.runner import clamp_timeout
+from worker.settings import get_settings
+from worker.split import in_process
+
+Records = Iterable[Mapping[str, Any]]
+
+__all__ = ["Codeexec", "Comparison", "Run", "RunReport", "RunSummary", "SampleResult", "connect", "prepare"]
+
+
+class RunSummary(BaseModel):
+    """One line of `codeexec runs`."""
+
+    run: str
+    status: str = Field(description="complete, or the submission's state: storing, stored, queued.")
+    done: int
+    samples: int
+    tasks: int
+    problems: str
+    pass_at_1: float | None = Field(None, description="Over the tasks, once every task has a result.")
+    isolation: str
+    created: float = Field(description="When it was submitted (unix time).")
+    took_s: float | None = Field(None, description="From submission to its last result, once complete.")
+
+
+class Run:
+    """A submitted run: wait for it, read its report and its results, write its HTML page."""
+
+    def __init__(self, client: redis.Redis, name: str) -> None:
+        self.client, self.name = client, name
+        self.meta: RunMeta = load_meta(client, name)  # InputError for a run that does not exist
+
+    def __repr__(self) -> str:
+        return f"Run({self.name!r})"
+
+    def progress(self) -> tuple[int, int]:
+        """(samples with a result, samples submitted)."""
+        return progress(self.client, self.name)
+
+    def wait(self, progress: Callable[[int, int], object] | None = None) -> RunReport:
+        """Block until every sample has a result (calling `progress(done, total)` as they come); the report."""
+        from producer.display import wait_for
+
+        wait_for(self.client, self.name, show=False, on_progress=progress)
+        return self.report()
+
+    def report(self, k: Sequence[int] | None = None) -> RunReport:
+        """pass@k (with intervals), per task n and c, outcomes: what `codeexec report --json` prints."""
+        return build_report(self.client, self.name, list(k or self.meta.k))
+
+    def results(self, samples_path: Path | None = None) -> Iterator[SampleResult]:
+        """Each sample of the run's samples file, in its order, with its result (None: not yet)."""
+        path = Path(samples_path or self.meta.samples_path)
+        return with_results(self.client, self.name, read_jsonl(path))
+
+    def html(self, path: str | Path, k: Sequence[int] | None = None) -> Path:
+        """Write the run's HTML page (producer/html_report.py) to `path`."""
+        report = self.report(k)
+        return _write(Path(path), render_run(report, breakdown(self.client, self.name, report.tasks)))
+
+
+class Codeexec:
+    """A connection to codeexec's Redis (connect() makes one)."""
+
+    def __init__(self, client: redis.Redis) -> None:
+        self.client = client
+
+    def submit(
+        self,
+        problems: str | Path | Records,
+        samples: str | Path | Records,
+        *,
+        run: str | None = None,
+        k: Sequence[int] = (1, 10, 100),
+        **options: Any,
+    ) -> Run:
+        """Submit a run and return it at once (Run.wait() waits). `problems`: "humaneval",
+        "humanevalplus", a problems file, or the problems as dicts of any shape a file may hold; `samples`:
+        a samples file, "canonical", or the samples as dicts ({"task_id", "completion"} and the rest). The
+        `options` are prepare()'s."""
+        found, sample_set, meta = prepare(problems, samples, run=run, k=k, **options)
+        submit(self.client, found, sample_set, meta, get_settings().batch_size)
+        return Run(self.client, meta.run)
+
+    def run(self, name: str) -> Run:
+        return Run(self.client, name)
+
+    def runs(self) -> list[RunSummary]:
+        """Every run this Redis holds, oldest first."""
+        return [summarize(self.client, name) for name in self.client.zrange(keys.RUNS, 0, -1)]
+
+    def compare(self, a: str, b: str, k: Sequence[int] | None = None) -> Comparison:
+        """Run B against run A on the tasks they share (producer/compare.py)."""
+        return compare_runs(self.client, a, b, k)
+
+
+@contextmanager
+def connect(
+    redis_url: str | None = None, *, data_dir: str | Path | None = None, workers: int | None = None
+) -> Iterator[Codeexec]:
+    """Codeexec on a shared Redis (`redis_url`), or on the private Valkey (started, or joined, in
+    `data_dir`, default CODEEXEC_DATA_DIR), with `workers` local worker processes while it is open (on
+    the private Valkey: one per core unless given; with a URL: none unless given)."""
+    for variable, value in (("CODEEXEC_REDIS_URL", redis_url), ("CODEEXEC_DATA_DIR", data_dir)):
+        if value is not None:
+            os.environ[variable] = str(value)
+    get_settings.cache_clear()
+    with backend(get_settings(), workers, run_jobs=True) as client:
+        yield Codeexec(client)
+
+
+def prepare(
+    problems: str | Path | Records,
+    samples: str | Path | Records,
+    *,
+    run: str | None = None,
+    k: Sequence[int] = (1, 10, 100),
+    timeout_s: float | None = None,
+    split: str = "all",
+    challenge: bool = False,
+    treat_as: SampleKind | None = None,
+    skip_unknown: bool = False,
+    hash_seed: int | None = None,
+    isolation: Literal["fork", "fresh"] | None = None,
+    strict_verdicts: bool = False,
+    min_time_limit_s: float = 1.0,
+    gt_time_limit_factor: float = 4.0,
+    warn: Callable[[str], object] = lambda message: None,
+) -> tuple[dict[str, Problem], SampleSet, RunMeta]:
+    """Read and check every input before anything is written to Redis (InputError names the file and
+    line of anything wrong); what the command line's flags of the same names set. Problems and samples
+    given as dicts are written to files in the data directory first: a run's samples file is its record
+    (the per-sample output and `resume` read it again)."""
+    settings = get_settings()
+    if run:
+        check_run_name(run)
+    if not isinstance(problems, (str, Path)):
+        problems = _saved(settings.data_dir / "problems", problems)
+    found = load_problems(str(problems), split, challenge)
+    if not isinstance(samples, (str, Path)):
+        samples = _saved(settings.data_dir / "samples", samples)
+    elif str(samples) == CANONICAL:
+        samples = write_canonical_samples(str(problems), settings.data_dir / "samples", found)
+    name = run or new_run_id(Path(samples).name.split(".")[0])
+    sample_set = read_samples(Path(samples), found, skip_unknown, treat_as)
+    if sample_set.skipped_unknown:
+        warn(f"left out {sample_set.skipped_unknown} sample(s) with an unknown task_id")
+    if strict_verdicts:
+        refused = [task for task in sample_set.per_task if in_process(found[task])]
+        if refused:
+            listed = ", ".join(refused[:10]) + (" ..." if len(refused) > 10 else "")
+            warn(
+                f"--strict-verdicts: the samples of {len(refused)} task(s) will be errors, as their tests include "
+                f"one the host cannot compare: {listed}"
+            )
+    meta = new_meta(
+        name,
+        str(problems),
+        sample_set,
+        clamp_timeout(timeout_s if timeout_s is not None else settings.timeout_s),
+        sorted(set(k)),
+        split,
+        challenge,
+        treat_as,
+        hash_seed=hash_seed if hash_seed is not None else settings.hash_seed,
+        isolation=isolation or settings.isolation,
+        strict_verdicts=strict_verdicts,
+        min_time_limit_s=min_time_limit_s,
+        gt_time_limit_factor=gt_time_limit_factor,
+        batch_size=settings.batch_size,
+        max_attempts=settings.max_attempts,
+    )
+    return found, sample_set, meta
+
+
+def compare_runs(client: redis.Redis, a: str, b: str, k: Sequence[int] | None = None) -> Comparison:
+    ks = list(k or load_meta(client, a).k)
+    return compare(build_report(client, a, ks, intervals=False), build_report(client, b, ks, intervals=False), ks)
+
+
+def comparison_html(comparison: Comparison, path: str | Path) -> Path:
+    return _write(Path(path), render_comparison(comparison))
+
+
+def summarize(client: redis.Redis, name: str) -> RunSummary:
+    meta = load_meta(client, name)
+    report = build_report(client, name, [1], intervals=False)
+    complete = report.n_done >= meta.n_samples
+    took = report.last_result - meta.created if complete and report.last_result else None
+    return RunSummary(
+        run=name,
+        status="complete" if complete else meta.status,
+        done=report.n_done,
+        samples=meta.n_samples,
+        tasks=meta.n_tasks,
+        problems=meta.problems,
+        pass_at_1=report.pass_at_k.get("1") if complete else None,
+        isolation=meta.isolation,
+        created=meta.created,
+        took_s=took,
+    )
+
+
+def _saved(directory: Path, records: Records) -> Path:
+    """Records as a JSON-lines file in `directory`, named after its content (a run's samples file is
+    part of its record: it is never written over)."""
+    lines = []
+    for number, record in enumerate(records, start=1):
+        try:
+            lines.append(json.dumps(dict(record), ensure_ascii=False) + "\n")
+        except (TypeError, ValueError) as exc:
+            raise InputError(f"record {number}: cannot be written as JSON: {exc}") from None
+    text = "".join(lines)
+    return _write(directory / f"{hashlib.sha256(text.encode()).hexdigest()[:20]}.jsonl", text)
+
+
+def _write(path: Path, text: str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    partial = path.with_name(path.name + ".partial")
+    partial.write_text(text, encoding="utf-8")
+    partial.replace(path)  # all or nothing
+    return path

@@ -1,0 +1,50 @@
+"""A run sample by sample, for the HTML report: each task's mix of outcomes and its most common reasons
+for timing out or erring. Unlike the report (producer/report.py), which reads per-task counters, this
+reads every stored result, so it takes time in proportion to the samples (~3 µs each)."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import Counter
+from collections.abc import Iterable
+
+import redis
+from pydantic import BaseModel, Field
+
+from worker import keys
+from worker.result import Outcome
+
+FAILING = (Outcome.TIMEOUT.value, Outcome.ERROR.value)  # what the report's "timeouts and errors" counts
+COMMON = 3  # reasons kept per task
+_LINE = re.compile(r" \(line \d+\)")  # the candidate's line: each sample's own, so not part of the reason
+
+
+class TaskOutcomes(BaseModel):
+    outcomes: dict[str, int] = Field(description="Exit code -> samples of the task that ended so.")
+    reasons: list[tuple[str, int]] = Field(
+        default_factory=list, description="The most common details of its timeouts and errors, with their counts."
+    )
+
+    @property
+    def failing(self) -> int:
+        return sum(self.outcomes.get(outcome, 0) for outcome in FAILING)
+
+
+def breakdown(client: redis.Redis, run: str, tasks: Iterable[str]) -> dict[str, TaskOutcomes]:
+    """Each task's outcomes and common reasons, from its stored results (one read per task)."""
+    tasks = list(tasks)
+    pipe = client.pipeline(transaction=False)
+    for task_id in tasks:
+        pipe.hvals(keys.results(run, task_id))
+    found: dict[str, TaskOutcomes] = {}
+    for task_id, values in zip(tasks, pipe.execute(), strict=True):
+        outcomes: Counter[str] = Counter()
+        reasons: Counter[str] = Counter()
+        for raw in values:
+            stored = json.loads(raw)  # a StoredResult; only two of its fields are wanted
+            outcomes[stored["exit_code"]] += 1
+            if stored["exit_code"] in FAILING:
+                reasons[_LINE.sub("", stored.get("detail", "")) or stored["exit_code"]] += 1
+        found[task_id] = TaskOutcomes(outcomes=dict(outcomes), reasons=reasons.most_common(COMMON))
+    return found

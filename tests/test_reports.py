@@ -1,0 +1,162 @@
+"""Reports people look at and comparisons between runs (producer/html_report.py, producer/compare.py,
+producer/intervals.py), through the command line, with a real Valkey and real workers; the HTML page
+read back, and rendered by a real headless browser."""
+
+from __future__ import annotations
+
+import json
+import math
+import shutil
+import subprocess
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from helpers import SHARED, codeexec
+from producer.intervals import bootstrap_interval, fisher_exact, moved
+
+REFERENCE = SHARED / "humaneval-reference" / "qwen2.5-coder-1.5b-base.jsonl_results.jsonl"
+
+
+@given(st.lists(st.floats(0, 1), min_size=1, max_size=40))
+def test_the_interval_holds_the_mean_and_stays_within_the_values(values: list[float]) -> None:
+    low, high = bootstrap_interval(values, resamples=200)
+    mean = math.fsum(values) / len(values)
+    assert min(values) <= low <= mean <= high <= max(values)
+
+
+def test_the_interval_is_the_same_every_time_and_a_point_for_equal_values() -> None:
+    values = [0.0, 1.0, 1.0, 0.5, 0.25] * 10
+    assert bootstrap_interval(values) == bootstrap_interval(list(values))
+    assert bootstrap_interval([0.7] * 30) == (0.7, 0.7)
+
+
+def test_fisher_exact_against_known_values() -> None:
+    # Fisher's tea-tasting style example as R computes it: fisher.test(matrix(c(1, 9, 11, 3), 2))
+    assert fisher_exact(1, 10, 11, 14) == pytest.approx(0.002759, abs=1e-6)
+    assert fisher_exact(11, 14, 1, 10) == pytest.approx(fisher_exact(1, 10, 11, 14))
+    assert fisher_exact(3, 10, 3, 10) == pytest.approx(1.0)
+    assert fisher_exact(2, 10, 7, 10) == pytest.approx(0.069779, abs=1e-6)
+
+
+def test_what_counts_as_a_task_that_moved() -> None:
+    assert moved(0, 1, 1, 1) and moved(1, 1, 0, 1)  # one sample a side: a flip
+    assert not moved(1, 1, 1, 1)
+    assert moved(1, 10, 7, 10)  # p = 0.02
+    assert not moved(2, 10, 7, 10)  # p = 0.07, and a change of exactly a half
+    assert moved(0, 10, 6, 10)  # more than a half
+
+
+class _Page(HTMLParser):
+    """What the tests read from a page: each element's text by id, the links, the SVG shapes."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.text: dict[str, str] = {}
+        self.links: list[str] = []
+        self.tags: list[str] = []
+        self._open: list[str | None] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        found = dict(attrs)
+        self.tags.append(tag)
+        if tag == "a" and found.get("href"):
+            self.links.append(found["href"] or "")
+        self._open.append(found.get("id"))
+        if found.get("id"):
+            self.text[found["id"] or ""] = ""
+
+    def handle_endtag(self, tag: str) -> None:
+        if self._open:
+            self._open.pop()
+
+    def handle_data(self, data: str) -> None:
+        for ident in self._open:
+            if ident:
+                self.text[ident] += data
+
+
+def read_page(path: Path) -> _Page:
+    page = _Page()
+    page.feed(path.read_text(encoding="utf-8"))
+    return page
+
+
+def eval_run(env: dict[str, str], run: str, samples: str, tmp_path: Path) -> tuple[dict, Path]:
+    html = tmp_path / f"{run}.html"
+    out = codeexec(
+        env, "eval", "--problems", "humaneval", "--samples", samples, "--run", run, "--k", "1",
+        "--workers", "2", "--json", "--html", str(html),
+    )  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    return json.loads(out.stdout), html
+
+
+def test_reports_and_comparisons_of_real_runs(env: dict[str, str], tmp_path: Path) -> None:
+    canonical, _ = eval_run(env, "canonical", "canonical", tmp_path)
+    reference, html = eval_run(env, "qwen", str(REFERENCE), tmp_path)
+    human_eval = {row["task_id"]: row["passed"] for row in map(json.loads, REFERENCE.read_text().splitlines())}
+    assert canonical["pass_at_k"]["1"] == 1.0
+
+    # The page says what the JSON report says.
+    page = read_page(html)
+    assert page.text["pass-at-1"] == f"{100 * reference['pass_at_k']['1']:.2f}%"
+    low, high = reference["pass_at_k_ci95"]["1"]
+    assert low < reference["pass_at_k"]["1"] < high
+    assert page.text["ci-1"] == f"[{100 * low:.2f}%, {100 * high:.2f}%]"
+    for outcome, count in reference["outcomes"].items():
+        assert page.text[f"outcome-{outcome}"] == str(count)
+    assert {f"task-{task_id}" for task_id in human_eval} <= page.text.keys()  # a row for every task
+    assert sum(link.startswith("#task-") for link in page.links) >= len(human_eval)  # chart bars link to them
+    assert "HumanEval/39" in page.text["failing"]  # the reference's one timeout (an endless loop)
+    source = html.read_text()
+    assert "<script" not in source and "http://" not in source and "https://" not in source  # self-contained
+    assert reference["meta"]["samples_sha256"] in source and reference["meta"]["problems_sha256"] in source
+
+    # Canonical solutions against the reference file: the tasks the file fails are lost, none gained.
+    out = codeexec(env, "compare", "canonical", "qwen", "--json", "--html", str(tmp_path / "compare.html"))
+    assert out.returncode == 0, out.stderr
+    comparison = json.loads(out.stdout)
+    assert comparison["tasks_compared"] == 164 and comparison["only_in_a"] == comparison["only_in_b"] == []
+    assert comparison["lost"] == [task_id for task_id, passed in human_eval.items() if not passed]
+    assert comparison["gained"] == []
+    figures = comparison["pass_at_k"]["1"]
+    assert (figures["a"], figures["b"]) == (1.0, reference["pass_at_k"]["1"])
+    assert figures["diff"] == pytest.approx(figures["b"] - figures["a"])
+    assert figures["ci95"][0] < figures["diff"] < figures["ci95"][1] < 0  # excludes 0
+    compared = read_page(tmp_path / "compare.html")
+    assert compared.text["diff-1"] == f"{100 * figures['diff']:+.2f} points"
+    assert compared.text["lost"].count("HumanEval/") == len(comparison["lost"])
+
+    # The other way round, the same tasks are gained; a run against itself moves nothing.
+    swapped = json.loads(codeexec(env, "compare", "qwen", "canonical", "--json").stdout)
+    assert swapped["gained"] == comparison["lost"] and swapped["lost"] == []
+    itself = json.loads(codeexec(env, "compare", "qwen", "qwen", "--json").stdout)
+    assert itself["pass_at_k"]["1"]["diff"] == 0.0
+    assert itself["pass_at_k"]["1"]["ci95"][0] <= 0.0 <= itself["pass_at_k"]["1"]["ci95"][1]
+    assert itself["gained"] == itself["lost"] == []
+
+    runs = {row["run"]: row for row in json.loads(codeexec(env, "runs", "--json").stdout)}
+    assert runs["qwen"]["pass_at_1"] == reference["pass_at_k"]["1"] and runs["qwen"]["status"] == "complete"
+    assert runs["qwen"]["done"] == runs["qwen"]["samples"] == 164 and runs["qwen"]["took_s"] > 0
+    assert runs["canonical"]["isolation"] == canonical["isolation"]
+
+    # A real browser renders it: its DOM holds the charts (a bar per task) and the figures.
+    browser = shutil.which("chromium") or shutil.which("chromium-browser")
+    if browser is None:
+        pytest.skip("no chromium on this machine (.ci/run installs Debian's)")
+    dom = subprocess.run(
+        [browser, "--headless", "--no-sandbox", "--disable-gpu", "--dump-dom", html.as_uri()],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert dom.returncode == 0, dom.stderr[-2000:]
+    rendered = _Page()
+    rendered.feed(dom.stdout)
+    assert rendered.tags.count("svg") >= 3  # pass@k, the outcome mix, pass rate per task
+    assert rendered.tags.count("rect") >= len(human_eval)
+    assert rendered.text["pass-at-1"] == page.text["pass-at-1"]
