@@ -173,15 +173,22 @@ def prepare(
     settings = get_settings()
     if run:
         check_run_name(run)
+    given = {}  # the files written of objects, by what their errors call them
     if not isinstance(problems, (str, Path)):
-        problems = _saved(settings.data_dir / "problems", problems)
-    found = load_problems(str(problems), split, challenge)
+        problems = given["problems"] = _saved(settings.data_dir / "problems", problems)
     if not isinstance(samples, (str, Path)):
-        samples = _saved(settings.data_dir / "samples", samples)
-    elif str(samples) == CANONICAL:
-        samples = write_canonical_samples(str(problems), settings.data_dir / "samples", found)
+        samples = given["samples"] = _saved(settings.data_dir / "samples", samples)
+    try:
+        found = load_problems(str(problems), split, challenge)
+        if str(samples) == CANONICAL:
+            samples = write_canonical_samples(str(problems), settings.data_dir / "samples", found)
+        sample_set = read_samples(Path(samples), found, skip_unknown, treat_as)
+    except InputError as exc:
+        message = str(exc)
+        for what, path in given.items():
+            message = message.replace(f"{path}:", f"{what} given as objects, record ", 1)
+        raise InputError(message) from None
     name = run or new_run_id(Path(samples).name.split(".")[0])
-    sample_set = read_samples(Path(samples), found, skip_unknown, treat_as)
     if sample_set.skipped_unknown:
         warn(f"left out {sample_set.skipped_unknown} sample(s) with an unknown task_id")
     if strict_verdicts:

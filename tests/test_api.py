@@ -1,0 +1,55 @@
+"""The Python API (producer/api.py): the README's example, run as it is written there, on the private
+Valkey it starts itself, with real workers; and the API's own errors."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from helpers import ROOT
+from producer.api import prepare
+from producer.inputs import InputError
+
+
+def readme_example() -> str:
+    text = (ROOT / "README.md").read_text()
+    after = text.split("A test runs this example as it is written here:", 1)[1]
+    match = re.search(r"```python\n(.*?)```", after, re.DOTALL)
+    assert match, "the README's API example"
+    return match.group(1)
+
+
+def test_the_readme_example_runs(tmp_path: Path) -> None:
+    script = tmp_path / "example.py"
+    script.write_text(readme_example())
+    environment = {name: value for name, value in os.environ.items() if name != "CODEEXEC_REDIS_URL"}
+    environment |= {"CODEEXEC_DATA_DIR": str(tmp_path / "data"), "PYTHONPATH": str(ROOT), "CODEEXEC_WORKERS": "2"}
+    out = subprocess.run(
+        [sys.executable, str(script)], cwd=tmp_path, env=environment, capture_output=True, text=True, timeout=600
+    )
+    assert out.returncode == 0, out.stderr[-3000:]
+    lines = out.stdout.splitlines()
+    assert "3 of 3 samples" in lines  # the progress callback saw the end
+    assert "pass@1 0.250, 95% interval [0.000, 0.500]" in lines  # HumanEval/0: 1 of 2; HumanEval/2: 0 of 1
+    assert "HumanEval/0 n 2 c 1" in lines and "HumanEval/2 n 1 c 0" in lines
+    assert lines[-4:-1] == ["HumanEval/0 0 pass", "HumanEval/0 1 assertion_fail", "HumanEval/2 0 assertion_fail"]
+    # HumanEval/0 went from 1 of 1 to 1 of 2: not more than half, and no test can tell; HumanEval/2 flipped.
+    assert lines[-1] == "lost against the canonical solutions: ['HumanEval/2'] (-1.0, -0.5)"
+    assert 'id="pass-at-1">25.00%<' in (tmp_path / "report.html").read_text()
+
+
+def test_bad_samples_given_as_objects_say_which(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("CODEEXEC_DATA_DIR", str(tmp_path))
+    from worker.settings import get_settings
+
+    get_settings.cache_clear()
+    with pytest.raises(InputError, match=r"^samples given as objects, record 2: expected exactly one of completion"):
+        prepare("humaneval", [{"task_id": "HumanEval/0", "completion": ""}, {"task_id": "HumanEval/0"}])
+    with pytest.raises(InputError, match="record 1: cannot be written as JSON"):
+        prepare("humaneval", [{"task_id": "HumanEval/0", "completion": object()}])
+    get_settings.cache_clear()
