@@ -3,6 +3,7 @@ Valkey it starts itself, with real workers; and the API's own errors."""
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 import subprocess
@@ -53,3 +54,23 @@ def test_bad_samples_given_as_objects_say_which(tmp_path: Path, monkeypatch: pyt
     with pytest.raises(InputError, match="record 1: cannot be written as JSON"):
         prepare("humaneval", [{"task_id": "HumanEval/0", "completion": object()}])
     get_settings.cache_clear()
+
+
+def test_problems_and_samples_given_as_objects(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("CODEEXEC_DATA_DIR", str(tmp_path))
+    from worker.settings import get_settings
+
+    get_settings.cache_clear()
+    problems, samples, meta = prepare(
+        [{"task_id": "mine/1", "assertions": ["assert f() == 1"]}],
+        [{"task_id": "mine/1", "solution": "def f():\n    return 1\n"}],
+        run="mine",
+        k=[1],
+    )
+    get_settings.cache_clear()
+    assert list(problems) == ["mine/1"] and problems["mine/1"].assertions == ["assert f() == 1"]
+    assert (meta.run, meta.n_samples, samples.lines[0].task_id) == ("mine", 1, "mine/1")
+    saved = Path(meta.problems)  # the objects became files in the data directory, hashed with the run
+    assert saved.parent == tmp_path / "problems"
+    assert hashlib.sha256(saved.read_bytes()).hexdigest() == meta.problems_sha256
+    assert Path(meta.samples_path).parent == tmp_path / "samples"

@@ -11,12 +11,18 @@ import subprocess
 from html.parser import HTMLParser
 from pathlib import Path
 
+import fakeredis
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from helpers import SHARED, codeexec
+from producer.api import compare_runs
 from producer.intervals import bootstrap_interval, fisher_exact, moved
+from worker import keys
+from worker.models import RunMeta, StoredResult
+from worker.result import Outcome
+from worker.store import WorkerStore
 
 REFERENCE = SHARED / "humaneval-reference" / "qwen2.5-coder-1.5b-base.jsonl_results.jsonl"
 
@@ -161,3 +167,32 @@ def test_reports_and_comparisons_of_real_runs(env: dict[str, str], tmp_path: Pat
     assert rendered.tags.count("svg") >= 3  # pass@k, the outcome mix, pass rate per task
     assert rendered.tags.count("rect") >= len(human_eval)
     assert rendered.text["pass-at-1"] == page.text["pass-at-1"]
+
+
+def stored_run(db: fakeredis.FakeRedis, run: str, counts: dict[str, tuple[int, int]]) -> None:
+    """A run whose tasks have (n, c) results, recorded as workers record them."""
+    meta = RunMeta(
+        run=run, created=0.0, status="queued", problems="p", samples_path="s", samples_sha256="x",
+        n_samples=sum(n for n, _ in counts.values()), n_tasks=len(counts), timeout_s=3.0, k=[1],
+    )  # fmt: skip
+    db.set(keys.meta(run), meta.model_dump_json())
+    store = WorkerStore(db)
+    for task_id, (n, c) in counts.items():
+        db.hset(keys.expected(run), task_id, n)
+        for index in range(n):
+            outcome = Outcome.PASS if index < c else Outcome.ASSERTION_FAIL
+            store.record(run, task_id, index, StoredResult(exit_code=outcome, score=0.0, passed=0, total=1))
+
+
+def test_a_comparison_names_the_tasks_in_one_run_only_and_leaves_them_out() -> None:
+    db = fakeredis.FakeRedis(decode_responses=True)
+    stored_run(db, "a", {"t/1": (2, 2), "t/2": (2, 0), "t/3": (1, 1)})
+    stored_run(db, "b", {"t/1": (2, 0), "t/2": (2, 2), "t/4": (1, 0)})
+    comparison = compare_runs(db, "a", "b", [1, 2, 3])
+    assert comparison.tasks_compared == 2
+    assert (comparison.gained, comparison.lost) == (["t/2"], ["t/1"])
+    assert (comparison.only_in_a, comparison.only_in_b) == (["t/3"], ["t/4"])
+    assert comparison.pass_at_k["1"].a == comparison.pass_at_k["1"].b == 0.5  # t/3 and t/4 left out
+    assert comparison.pass_at_k["1"].ci95 == (-1.0, 1.0)  # the diffs are -1 and +1
+    assert list(comparison.pass_at_k) == ["1", "2"]
+    assert "fewer than 3 samples" in comparison.left_out["3"]
