@@ -85,7 +85,7 @@ class Run:
 
     def report(self, k: Sequence[int] | None = None) -> RunReport:
         """pass@k (with intervals), per task n and c, outcomes: what `codeexec report --json` prints."""
-        return build_report(self.client, self.name, list(k or self.meta.k))
+        return build_report(self.client, self.name, list(k or self.meta.k), intervals=True)
 
     def results(self, samples_path: Path | None = None) -> Iterator[SampleResult]:
         """Each sample of the run's samples file, in its order, with its result (None: not yet)."""
@@ -221,7 +221,7 @@ def prepare(
 
 def compare_runs(client: redis.Redis, a: str, b: str, k: Sequence[int] | None = None) -> Comparison:
     ks = list(k or load_meta(client, a).k)
-    return compare(build_report(client, a, ks, intervals=False), build_report(client, b, ks, intervals=False), ks)
+    return compare(build_report(client, a, ks), build_report(client, b, ks), ks)
 
 
 def comparison_html(comparison: Comparison, path: str | Path) -> Path:
@@ -230,7 +230,7 @@ def comparison_html(comparison: Comparison, path: str | Path) -> Path:
 
 def summarize(client: redis.Redis, name: str) -> RunSummary:
     meta = load_meta(client, name)
-    report = build_report(client, name, [1], intervals=False)
+    report = build_report(client, name, [1])
     complete = report.n_done >= meta.n_samples
     took = report.last_result - meta.created if complete and report.last_result else None
     return RunSummary(

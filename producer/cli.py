@@ -297,7 +297,7 @@ def cmd_report(args: argparse.Namespace) -> int:
 def _report(client: redis.Redis, run: str, ks: list[int], args: argparse.Namespace) -> int:
     from producer.display import print_report, stderr
 
-    report = build_report(client, run, ks)
+    report = build_report(client, run, ks, intervals=True)
     if args.per_sample:
         count = write_per_sample(client, load_meta(client, run), args.per_sample, getattr(args, "samples", None))
         stderr.print(f"wrote {count} lines to {args.per_sample}")
