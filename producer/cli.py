@@ -337,7 +337,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
         comparison_html(comparison, args.html)
         print(f"codeexec: wrote the comparison to {args.html}", file=sys.stderr)
     if args.json:
-        print(comparison.model_dump_json(exclude={"left_out"}))
+        print(comparison.model_dump_json(exclude=set() if comparison.left_out else {"left_out"}))
         return 0
     from producer.display import print_comparison
 
