@@ -18,6 +18,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import sys
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -144,7 +145,14 @@ def connect(
         if value is not None:
             os.environ[variable] = str(value)
     get_settings.cache_clear()
-    with backend(get_settings(), workers, run_jobs=True) as client:
+    settings = get_settings()
+    celery = sys.modules.get("worker.celery")  # configured once, when this process first sent a job
+    if celery is not None and celery.app.conf.broker_url != celery.broker_url(settings.effective_redis_url):
+        raise InputError(
+            f"this process sends its jobs to {celery.app.conf.broker_url} already: one codeexec per process "
+            "(start another process for another Redis or data directory)"
+        )
+    with backend(settings, workers, run_jobs=True) as client:
         yield Codeexec(client)
 
 

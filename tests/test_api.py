@@ -74,3 +74,17 @@ def test_problems_and_samples_given_as_objects(tmp_path: Path, monkeypatch: pyte
     assert saved.parent == tmp_path / "problems"
     assert hashlib.sha256(saved.read_bytes()).hexdigest() == meta.problems_sha256
     assert Path(meta.samples_path).parent == tmp_path / "samples"
+
+
+def test_a_process_sends_jobs_to_one_redis_only() -> None:
+    # The Celery app that sends jobs is configured once; a second Redis would silently get none.
+    script = (
+        "import os\nos.environ['CODEEXEC_REDIS_URL'] = 'redis://127.0.0.1:1/0'\nimport worker.celery\n"
+        "from producer.api import connect\nfrom producer.inputs import InputError\n"
+        "try:\n    with connect('redis://127.0.0.1:2/0'):\n        print('connected')\n"
+        "except InputError as exc:\n    print('refused:', exc)\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", script], env={**os.environ, "PYTHONPATH": str(ROOT)}, capture_output=True, text=True
+    )
+    assert out.stdout.startswith("refused: this process sends its jobs to redis://127.0.0.1:1/0 already"), out
