@@ -183,9 +183,9 @@ def prepare(
         check_run_name(run)
     given = {}  # the files written of objects, by what their errors call them
     if not isinstance(problems, (str, Path)):
-        problems = given["problems"] = _saved(settings.data_dir / "problems", problems)
+        problems = given["problems"] = _saved(settings.data_dir / "problems", problems, "problems")
     if not isinstance(samples, (str, Path)):
-        samples = given["samples"] = _saved(settings.data_dir / "samples", samples)
+        samples = given["samples"] = _saved(settings.data_dir / "samples", samples, "samples")
     try:
         found = load_problems(str(problems), split, challenge)
         if str(samples) == CANONICAL:
@@ -196,7 +196,7 @@ def prepare(
         for what, path in given.items():
             message = message.replace(f"{path}:", f"{what} given as objects, record ", 1)
         raise InputError(message) from None
-    name = run or new_run_id(Path(samples).name.split(".")[0])
+    name = run or new_run_id("run" if "samples" in given else Path(samples).name.split(".")[0])
     if sample_set.skipped_unknown:
         warn(f"left out {sample_set.skipped_unknown} sample(s) with an unknown task_id")
     if strict_verdicts:
@@ -255,15 +255,15 @@ def summarize(client: redis.Redis, name: str) -> RunSummary:
     )
 
 
-def _saved(directory: Path, records: Records) -> Path:
-    """Records as a JSON-lines file in `directory`, named after its content (a run's samples file is
-    part of its record: it is never written over)."""
+def _saved(directory: Path, records: Records, what: str) -> Path:
+    """Records (`what`: problems or samples) as a JSON-lines file in `directory`, named after its
+    content (a run's samples file is part of its record: it is never written over)."""
     lines = []
     for number, record in enumerate(records, start=1):
         try:
             lines.append(json.dumps(dict(record), ensure_ascii=False) + "\n")
         except (TypeError, ValueError) as exc:
-            raise InputError(f"record {number}: cannot be written as JSON: {exc}") from None
+            raise InputError(f"{what} given as objects, record {number}: cannot be written as JSON: {exc}") from None
     text = "".join(lines)
     return _write(directory / f"{hashlib.sha256(text.encode()).hexdigest()[:20]}.jsonl", text)
 

@@ -51,7 +51,7 @@ def test_bad_samples_given_as_objects_say_which(tmp_path: Path, monkeypatch: pyt
     get_settings.cache_clear()
     with pytest.raises(InputError, match=r"^samples given as objects, record 2: expected exactly one of completion"):
         prepare("humaneval", [{"task_id": "HumanEval/0", "completion": ""}, {"task_id": "HumanEval/0"}])
-    with pytest.raises(InputError, match="record 1: cannot be written as JSON"):
+    with pytest.raises(InputError, match="samples given as objects, record 1: cannot be written as JSON"):
         prepare("humaneval", [{"task_id": "HumanEval/0", "completion": object()}])
     get_settings.cache_clear()
 
