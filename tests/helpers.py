@@ -198,7 +198,7 @@ NUL = b"\0"
 
 def processes_with(*markers: str, cwd: Sequence[str] = ()) -> list[str]:
     """Live processes (not this one) whose arguments hold a marker, or whose working directory is one
-    of `cwd` (removed since, or not), as "pid: arguments"."""
+    of `cwd` or lies below one (removed since, or not), as "pid: arguments"."""
     encoded = [marker.encode() for marker in markers]
     found = []
     for entry in os.scandir("/proc"):
@@ -209,7 +209,7 @@ def processes_with(*markers: str, cwd: Sequence[str] = ()) -> list[str]:
             where = os.readlink(Path(entry.path, "cwd")).removesuffix(" (deleted)") if cwd else ""
         except OSError:  # gone meanwhile, or a zombie (no working directory)
             continue
-        if any(marker in arguments for marker in encoded) or where in cwd:
+        if any(marker in arguments for marker in encoded) or any(where == d or where.startswith(d + "/") for d in cwd):
             found.append(f"{entry.name}: {arguments.replace(NUL, b' ').decode(errors='replace')}")
     return found
 

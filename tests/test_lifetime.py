@@ -73,9 +73,14 @@ def test_the_server_command_takes_its_valkey_with_it(env: dict[str, str], tmp_pa
 def test_eval_takes_its_server_workers_and_candidates_with_it(env: dict[str, str], tmp_path: Path, how: int) -> None:
     suite = make_suite(tmp_path, tasks=4, per_task=5, slow_s=0.3)
     run = "interrupted"
+    # The candidates' directories are made in TMPDIR: this test's own, so that candidates of other
+    # codeexec processes on the machine are not taken for its own.
+    candidates = tmp_path / "candidates"
+    candidates.mkdir()
+    env = {**env, "TMPDIR": str(candidates)}
     command = start(env, "eval", "--problems", str(suite.problems), "--samples", str(suite.samples), "--run", run)
     url = EmbeddedServer(tmp_path / "data").url
-    markers = (str(tmp_path / "data"), f"local-{command.pid}@", ".codeexec_runner.py")
+    markers = (str(tmp_path / "data"), f"local-{command.pid}@", str(candidates))
     hang = time.monotonic() + HANG_S
     while True:  # until the sweep is under way: a result recorded, candidates running
         assert command.poll() is None, command.communicate()
@@ -86,11 +91,11 @@ def test_eval_takes_its_server_workers_and_candidates_with_it(env: dict[str, str
         except redis.RedisError:
             pass
         time.sleep(0.05)
-    assert processes_with(*markers)
+    assert processes_with(*markers, cwd=[str(candidates)])
     command.send_signal(how)
     command.wait()
     wait_for_orphans()
-    assert not processes_with(*markers)
+    assert not processes_with(*markers, cwd=[str(candidates)])
     # The next command finds no stale server or worker, and finishes the run with exact counts.
     out = codeexec(env, "status", run, "--wait")
     assert out.returncode == 0, out.stderr
