@@ -95,8 +95,7 @@ class Run:
 
     def html(self, path: str | Path, k: Sequence[int] | None = None) -> Path:
         """Write the run's HTML page (producer/html_report.py) to `path`."""
-        report = self.report(k)
-        return _write(Path(path), render_run(report, breakdown(self.client, self.name, report.tasks)))
+        return run_html(self.client, self.report(k), path)
 
 
 class Codeexec:
@@ -232,13 +231,18 @@ def compare_runs(client: redis.Redis, a: str, b: str, k: Sequence[int] | None = 
     return compare(build_report(client, a, ks), build_report(client, b, ks), ks)
 
 
+def run_html(client: redis.Redis, report: RunReport, path: str | Path) -> Path:
+    """Write the page of the run `report` is of (built with intervals) to `path`."""
+    return _write(Path(path), render_run(report, breakdown(client, report.run, report.tasks)))
+
+
 def comparison_html(comparison: Comparison, path: str | Path) -> Path:
     return _write(Path(path), render_comparison(comparison))
 
 
 def summarize(client: redis.Redis, name: str) -> RunSummary:
-    meta = load_meta(client, name)
     report = build_report(client, name, [1])
+    meta = report.meta
     complete = report.n_done >= meta.n_samples
     took = report.last_result - meta.created if complete and report.last_result else None
     return RunSummary(

@@ -20,7 +20,7 @@ from pathlib import Path
 import redis
 
 from producer import resident
-from producer.api import Codeexec, Run, compare_runs, comparison_html, prepare
+from producer.api import Codeexec, compare_runs, comparison_html, prepare, run_html
 from producer.backend import backend
 from producer.evalplus import write_eval_results
 from producer.inputs import InputError
@@ -302,7 +302,7 @@ def _report(client: redis.Redis, run: str, ks: list[int], args: argparse.Namespa
         count = write_per_sample(client, load_meta(client, run), args.per_sample, getattr(args, "samples", None))
         stderr.print(f"wrote {count} lines to {args.per_sample}")
     if args.html:
-        Run(client, run).html(args.html, ks)
+        run_html(client, report, args.html)
         stderr.print(f"wrote the HTML report to {args.html}")
     if args.evalplus_results:
         meta = load_meta(client, run)
