@@ -1,8 +1,10 @@
-"""The scale-out deployment: docker-compose.yml and the Dockerfile, checked without Docker (it cannot
-run on these machines), and the worker container's command line run for real outside Docker."""
+"""The scale-out deployment: docker-compose.yml, the Dockerfile and the worker's seccomp profile, read
+as files, and the worker container's command line run for real outside a container. They are run under
+a real engine in tests/test_compose.py."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
@@ -78,8 +80,8 @@ def test_the_worker_is_locked_down_and_shuts_down_warm() -> None:
     assert "no-new-privileges:true" in worker["security_opt"]
     assert worker["cap_drop"] == ["ALL"]
     # The sandbox's namespaces need unshare(), which Docker's default seccomp profile refuses: the
-    # profile is lifted, and nothing is granted (worker/sandbox.py filters every candidate's calls).
-    assert "seccomp=unconfined" in worker["security_opt"]
+    # repository's profile allows it (next test), and nothing is granted.
+    assert "seccomp=./worker/seccomp.json" in worker["security_opt"]
     assert "privileged" not in worker and "cap_add" not in worker
     assert worker["init"] is True
     uid = int(worker["user"].split(":")[0])
@@ -89,6 +91,25 @@ def test_the_worker_is_locked_down_and_shuts_down_warm() -> None:
     settings = Settings()
     longest_job = settings.batch_size * (MAX_TIMEOUT_S + settings.startup_timeout_s)
     assert seconds(worker["stop_grace_period"]) > longest_job
+
+
+def test_the_worker_seccomp_profile_allows_the_sandbox_and_refuses_the_kernel_s_reach() -> None:
+    profile = json.loads((ROOT / "worker" / "seccomp.json").read_text())
+    assert profile["defaultAction"] == "SCMP_ACT_ALLOW"
+    refused = set()
+    for rule in profile["syscalls"]:
+        assert rule["comment"] and rule["action"] == "SCMP_ACT_ERRNO" and rule["errnoRet"] == 1  # EPERM
+        assert "args" not in rule and "includes" not in rule and "excludes" not in rule  # for every process
+        refused.update(rule["names"])
+    # What the sandbox makes: user, network and PID namespaces, a Landlock ruleset, its own filter.
+    needed = {"unshare", "clone", "clone3", "setns", "seccomp", "prctl", "landlock_create_ruleset"}
+    needed |= {"landlock_add_rule", "landlock_restrict_self"}
+    assert not refused & needed
+    reaching_past_the_container = {"mount", "fsopen", "open_by_handle_at", "pivot_root", "init_module"}
+    reaching_past_the_container |= {"kexec_load", "reboot", "ptrace", "process_vm_writev", "pidfd_getfd", "keyctl"}
+    reaching_past_the_container |= {"bpf", "perf_event_open", "io_uring_setup", "userfaultfd", "clock_settime"}
+    assert reaching_past_the_container <= refused
+    assert {arch["architecture"] for arch in profile["archMap"]} == {"SCMP_ARCH_X86_64", "SCMP_ARCH_AARCH64"}
 
 
 def test_the_image_installs_the_package_and_runs_unprivileged() -> None:
