@@ -121,13 +121,15 @@ class Stack:
         return {worker_id.split(":")[0] for worker_id in self.redis("ZRANGE", keys.WORKERS, "0", "-1").split()}
 
     def lease_holders(self) -> list[str]:
-        """The worker ids (host:pid:token) holding a job now."""
-        holders = []
-        for lease_id in self.redis("ZRANGE", keys.LEASES, "0", "-1").split():
-            lease = self.redis("GET", keys.lease(lease_id))
-            if lease:
-                holders.append(json.loads(lease)["worker"])
-        return holders
+        """The worker ids (host:pid:token) holding a job now: one snapshot, taken by a script (a job
+        of one sample lasts less than a few podman exec round trips)."""
+        script = (
+            "local out = {} for _, id in ipairs(redis.call('ZRANGE', KEYS[1], 0, -1)) do "
+            "local lease = redis.call('GET', KEYS[2] .. id) if lease then table.insert(out, lease) end end "
+            "return out"
+        )
+        leases = self.redis("EVAL", script, "2", keys.LEASES, keys.lease("")).splitlines()
+        return [json.loads(lease)["worker"] for lease in leases if lease]
 
     def logs(self) -> str:
         """The last lines each of the project's containers wrote."""
