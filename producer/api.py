@@ -36,7 +36,17 @@ from producer.persample import SampleResult, with_results
 from producer.problems import CANONICAL, load_problems, write_canonical_samples
 from producer.report import RunReport, build_report, progress
 from producer.samples import SampleSet, read_samples
-from producer.submit import check_run_name, load_meta, new_meta, new_run_id, submit
+from producer.submit import (
+    cancel,
+    check_run_name,
+    load_meta,
+    new_meta,
+    new_run_id,
+    parse_priority,
+    resume,
+    set_priority,
+    submit,
+)
 from worker import keys
 from worker.models import Problem, RunMeta, SampleKind
 from worker.runner import clamp_timeout
@@ -52,7 +62,8 @@ class RunSummary(BaseModel):
     """One line of `codeexec runs`."""
 
     run: str
-    status: str = Field(description="complete, or the submission's state: storing, stored, queued.")
+    status: str = Field(description="complete, or the submission's state: storing, stored, queued, cancelled.")
+    priority: int = Field(0, description="Runs at a higher priority are served first (worker/schedule.py).")
     done: int
     samples: int
     tasks: int
@@ -96,6 +107,22 @@ class Run:
     def html(self, path: str | Path, k: Sequence[int] | None = None) -> Path:
         """Write the run's HTML page (producer/html_report.py) to `path`."""
         return run_html(self.client, self.report(k), path)
+
+    def cancel(self) -> int:
+        """Drop the run's waiting jobs (results are kept; resume() carries on); the samples dropped."""
+        dropped = cancel(self.client, self.name)
+        self.meta = load_meta(self.client, self.name)
+        return dropped
+
+    def resume(self) -> int:
+        """Enqueue again the samples with no result (of a cancelled run, say); how many."""
+        count = resume(self.client, self.name)
+        self.meta = load_meta(self.client, self.name)
+        return count
+
+    def set_priority(self, priority: int | str) -> None:
+        """Serve the run at this priority ("high", "normal", "low", or a number) from its next job on."""
+        self.meta = set_priority(self.client, self.name, parse_priority(priority))
 
 
 class Codeexec:
@@ -171,6 +198,7 @@ def prepare(
     strict_verdicts: bool = False,
     min_time_limit_s: float = 1.0,
     gt_time_limit_factor: float = 4.0,
+    priority: int | str = "normal",
     warn: Callable[[str], object] = lambda message: None,
 ) -> tuple[dict[str, Problem], SampleSet, RunMeta]:
     """Read and check every input before anything is written to Redis (InputError names the file and
@@ -180,6 +208,7 @@ def prepare(
     settings = get_settings()
     if run:
         check_run_name(run)
+    priority = parse_priority(priority)
     given = {}  # the files written of objects, by what their errors call them
     if not isinstance(problems, (str, Path)):
         problems = given["problems"] = _saved(settings.data_dir / "problems", problems, "problems")
@@ -220,6 +249,7 @@ def prepare(
         strict_verdicts=strict_verdicts,
         min_time_limit_s=min_time_limit_s,
         gt_time_limit_factor=gt_time_limit_factor,
+        priority=priority,
         batch_size=settings.batch_size,
         max_attempts=settings.max_attempts,
     )
@@ -248,6 +278,7 @@ def summarize(client: redis.Redis, name: str) -> RunSummary:
     return RunSummary(
         run=name,
         status="complete" if complete else meta.status,
+        priority=meta.priority,
         done=report.n_done,
         samples=meta.n_samples,
         tasks=meta.n_tasks,

@@ -30,10 +30,11 @@ from producer.problems import MBPP_SPLITS
 from producer.report import build_report
 from producer.samples import SampleSet
 from producer.server import EmbeddedServer
-from producer.submit import load_meta, resume, submit
+from producer.submit import cancel, load_meta, parse_priority, resume, set_priority, submit
 from producer.workers import WORKER_FLAGS
 from worker import leases
 from worker.models import Problem, RunMeta, SampleKind
+from worker.schedule import priority_name
 from worker.settings import get_settings
 
 DEFAULT_K = "1,10,100"
@@ -67,6 +68,13 @@ def parse_hash_seed(text: str) -> int:
     if not 0 <= value <= 4294967295:
         raise argparse.ArgumentTypeError(f"--hash-seed {text!r}: expected a whole number from 0 to 4294967295")
     return value
+
+
+def parse_priority_flag(text: str) -> int:
+    try:
+        return parse_priority(text)
+    except InputError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def parse_positive(text: str) -> float:
@@ -126,6 +134,13 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="a sample whose problem has an assertion the host cannot compare is an error (for rewards)",
     )
+    inputs.add_argument(
+        "--priority",
+        type=parse_priority_flag,
+        default=0,
+        help="high, normal (default), low or a whole number: workers serve higher priorities first; runs "
+        "of the same priority share them evenly",
+    )
     inputs.add_argument("--skip-unknown", action="store_true", help="leave out samples whose task_id is unknown")
     inputs.add_argument(
         "--split", default="all", choices=list(MBPP_SPLITS), help="MBPP split (test: task ids 11-510; default all)"
@@ -176,6 +191,11 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_parser("workers", parents=[shared], help="workers seen in the last hour").add_argument(
         "--json", action="store_true"
     )
+    cancel = sub.add_parser("cancel", parents=[shared], help="drop a run's waiting jobs (results are kept)")
+    cancel.add_argument("run")
+    priority = sub.add_parser("priority", parents=[shared], help="change a run's priority while it runs")
+    priority.add_argument("run")
+    priority.add_argument("priority", type=parse_priority_flag, help="high, normal, low or a whole number")
     resume = sub.add_parser("resume", parents=[shared, workers], help="enqueue again the samples with no result")
     resume.add_argument("run")
     resume.add_argument("--samples", type=Path, help="the run's samples file, if it has moved")
@@ -235,6 +255,7 @@ def _prepare(args: argparse.Namespace) -> tuple[dict[str, Problem], SampleSet, R
         strict_verdicts=args.strict_verdicts,
         min_time_limit_s=args.min_time_limit,
         gt_time_limit_factor=args.gt_time_limit_factor,
+        priority=args.priority,
         warn=lambda message: print(f"codeexec: {message}", file=sys.stderr),
     )
 
@@ -326,7 +347,11 @@ def cmd_runs(args: argparse.Namespace) -> int:
         started = time.strftime("%Y-%m-%d %H:%M", time.localtime(row.created))
         score = "-" if row.pass_at_1 is None else f"pass@1 {100 * row.pass_at_1:.2f}%"
         took = "-" if row.took_s is None else f"took {row.took_s:.1f} s"
-        print(f"{row.run}  {row.status}  {row.done}/{row.samples} samples  {score}  {row.isolation}  {started}  {took}")
+        priority = f"priority {priority_name(row.priority)}"
+        print(
+            f"{row.run}  {row.status}  {row.done}/{row.samples} samples  {score}  {priority}  {row.isolation}  "
+            f"{started}  {took}"
+        )
     return 0
 
 
@@ -352,6 +377,20 @@ def cmd_resume(args: argparse.Namespace) -> int:
         count = resume(client, args.run, args.samples)
         stderr.print(f"enqueued {count} sample(s) with no result")
         wait_for(client, args.run)
+    return 0
+
+
+def cmd_cancel(args: argparse.Namespace) -> int:
+    with backend(get_settings()) as client:
+        dropped = cancel(client, args.run)
+    print(f"cancelled {args.run}: dropped {dropped} waiting sample(s); jobs in hand finish; resume carries on")
+    return 0
+
+
+def cmd_priority(args: argparse.Namespace) -> int:
+    with backend(get_settings()) as client:
+        meta = set_priority(client, args.run, args.priority)
+    print(f"{args.run}: priority {priority_name(meta.priority)} from its next job on")
     return 0
 
 
@@ -433,6 +472,8 @@ COMMANDS = {
     "compare": cmd_compare,
     "workers": cmd_workers,
     "resume": cmd_resume,
+    "cancel": cmd_cancel,
+    "priority": cmd_priority,
     "worker": cmd_worker,
     "server": cmd_server,
     "stop": cmd_stop,

@@ -15,6 +15,7 @@ from producer.report import RunReport, progress
 from producer.submit import enqueue, load_meta, pending_samples
 from worker import keys
 from worker.leases import Worker, in_flight, workers
+from worker.schedule import Schedule, priority_name
 from worker.settings import get_settings
 
 stderr = Console(stderr=True)
@@ -38,11 +39,13 @@ def live_workers(client: redis.Redis) -> list[Worker]:
 def print_status(client: redis.Redis, run: str) -> None:
     """Where the run's samples are: done, in flight (held by workers), waiting; and the live workers."""
     done, total = progress(client, run)
+    meta = load_meta(client, run)
     flying = min(in_flight(client, run), total - done)
     stdout.print(
         f"{run}: {done} / {total} samples done"
-        + (" (complete)" if done >= total else "")
-        + f"; {flying} in flight, {total - done - flying} waiting",
+        + (" (complete)" if done >= total else " (cancelled)" if meta.status == "cancelled" else "")
+        + f"; {flying} in flight, {total - done - flying} {'left' if meta.status == 'cancelled' else 'waiting'}"
+        + f"; priority {priority_name(meta.priority)}",
         soft_wrap=True,
     )
     live = live_workers(client)
@@ -104,20 +107,36 @@ def wait_for(
             elif time.monotonic() - last_change > _ALONE_S and not warned_alone and not live_workers(client):
                 stderr.print(f"[yellow]{NO_WORKER}", soft_wrap=True)
                 warned_alone = True
-            elif time.monotonic() - last_change > _STALL_S and _no_jobs_anywhere(client, run):
-                lost = pending_samples(client, run)
-                if lost:
-                    stderr.print(f"[yellow]no job left for {len(lost)} pending sample(s): enqueued them again")
-                    enqueue(run, lost, get_settings().batch_size)
+            elif time.monotonic() - last_change > _STALL_S:
+                _repair(client, run)
                 last_change = time.monotonic()
+            if done < total and load_meta(client, run).status == "cancelled":
+                stderr.print(
+                    f"run {run} was cancelled with {done} of {total} samples done (codeexec resume carries on)"
+                )
+                return
 
 
-def _no_jobs_anywhere(client: redis.Redis, run: str) -> bool:
-    """Nothing queued and nothing of the run held by a worker. (kombu's unacknowledged messages are no
-    sign: those of a dead worker stay there for the visibility timeout, after leases sent them again.)"""
-    if load_meta(client, run).status != "queued":
-        return False  # its producer is still storing or sending
-    return client.llen(keys.QUEUE) == 0 and in_flight(client, run) == 0
+def _repair(client: redis.Redis, run: str) -> None:
+    """The run has not moved for _STALL_S. If nothing wakes a worker for it (no Celery message queued)
+    and no worker holds a job of it, either its jobs wait with no tick left to take them (ticks a dead
+    host had reserved come back only after the visibility timeout): send ticks; or no job is left for
+    its pending samples (a Redis that lost its last second of writes): send them again. The record
+    script makes any duplicate harmless."""
+    meta = load_meta(client, run)
+    if meta.status != "queued" or client.llen(keys.QUEUE) or in_flight(client, run):
+        return  # its producer is still storing or sending, or something is on its way
+    waiting = Schedule(client).waiting(run)
+    if waiting:
+        from worker.tasks import send_ticks
+
+        stderr.print(f"[yellow]{waiting} job(s) waiting and nothing to wake a worker for them: woke workers")
+        send_ticks(waiting)
+        return
+    lost = pending_samples(client, run)
+    if lost:
+        stderr.print(f"[yellow]no job left for {len(lost)} pending sample(s): enqueued them again")
+        enqueue(client, meta, lost, get_settings().batch_size)
 
 
 def _protections(summary: str) -> str:

@@ -132,7 +132,8 @@ def build_report(client: redis.Redis, run: str, ks: Sequence[int], intervals: bo
             "retries) and are left out of n: see the per-sample output"
         )
     if done < meta.n_samples:
-        notes.append(f"incomplete: {done} of {meta.n_samples} samples have a result")
+        why = "cancelled" if meta.status == "cancelled" else "incomplete"
+        notes.append(f"{why}: {done} of {meta.n_samples} samples have a result")
     notes.extend(sorted(worker_notes))
     protections: dict[str, dict[str, int]] = {}
     workers: dict[str, int] = {}

@@ -18,6 +18,7 @@ from producer.problems import PROBLEM_SETS, load_problems, problems_path
 from producer.samples import SampleSet, read_samples
 from worker import keys
 from worker.models import Job, Problem, RunMeta, SampleKind
+from worker.schedule import PRIORITIES, Schedule
 from worker.settings import get_settings
 
 _RUN_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
@@ -48,6 +49,7 @@ def new_meta(
     min_time_limit_s: float = 1.0,
     gt_time_limit_factor: float = 4.0,
     strict_verdicts: bool = False,
+    priority: int = 0,
     **settings: object,
 ) -> RunMeta:
     """The record of a run about to be submitted. `problems`: a problem set's name or a file path."""
@@ -68,6 +70,7 @@ def new_meta(
         isolation=isolation or get_settings().isolation,
         k=k,
         strict_verdicts=strict_verdicts,
+        priority=priority,
         min_time_limit_s=min_time_limit_s,
         gt_time_limit_factor=gt_time_limit_factor,
         settings=settings,
@@ -119,7 +122,10 @@ def submit(
     store_samples(client, meta, problems, samples)
     meta.status = "stored"
     save_meta(client, meta)
-    enqueue(meta.run, [(line.task_id, line.index) for line in samples.lines], batch_size)
+    enqueue(client, meta, [(line.task_id, line.index) for line in samples.lines], batch_size)
+    if load_meta(client, meta.run).status == "cancelled":  # while its jobs were being sent
+        Schedule(client).drop(meta.run)
+        return load_meta(client, meta.run)
     meta.status = "queued"
     save_meta(client, meta)
     return meta
@@ -157,22 +163,21 @@ def pending_samples(client: redis.Redis, run: str) -> list[tuple[str, int]]:
     return refs
 
 
-def enqueue(run: str, refs: Sequence[tuple[str, int]], batch_size: int) -> int:
-    """Send the samples as jobs of up to batch_size each; returns the number of jobs.
+def enqueue(client: redis.Redis, meta: RunMeta, refs: Sequence[tuple[str, int]], batch_size: int) -> int:
+    """Queue the samples as jobs of up to batch_size each, at the run's priority; returns the number of
+    jobs.
 
     Small runs get small jobs, so that every worker gets a share (up to 64 workers); from about a
     thousand samples on, the full batch, so that enqueueing (one Celery message costs ~0.4 ms) and
-    Celery's own work per message are not the bottleneck.
+    Celery's own work per message are not the bottleneck. Runs share the workers by samples, not jobs
+    (worker/schedule.py), so small jobs give a run no more than its share.
     """
-    from worker.tasks import evaluate  # imports the Celery app, configured from the settings
+    from worker.tasks import send  # imports the Celery app, configured from the settings
 
     size = max(1, min(batch_size, len(refs) // 64))
-    jobs = 0
-    with evaluate.app.producer_or_acquire() as producer:
-        for chunk in _chunks(refs, size):
-            evaluate.apply_async((Job(run=run, samples=list(chunk)).model_dump(),), producer=producer)
-            jobs += 1
-    return jobs
+    jobs = [Job(run=meta.run, samples=list(chunk)) for chunk in _chunks(refs, size)]
+    send(client, meta.run, jobs, meta.priority)
+    return len(jobs)
 
 
 def _chunks(items: Sequence, size: int) -> Iterable[Sequence]:
@@ -195,8 +200,42 @@ def resume(client: redis.Redis, run: str, samples_path: Path | None = None) -> i
         store_samples(client, meta, problems, samples)
         meta.status = "stored"
         save_meta(client, meta)
-    refs = pending_samples(client, run)
-    enqueue(run, refs, get_settings().batch_size)
-    meta.status = "queued"
+    meta.status = "queued"  # before its jobs: a cancelled run's jobs are not taken back from a dead worker
     save_meta(client, meta)
+    # Jobs still waiting (a producer killed while sending has more jobs than ticks) are replaced by a
+    # job for every pending sample, each with its tick.
+    Schedule(client).drop(run)
+    refs = pending_samples(client, run)
+    enqueue(client, meta, refs, get_settings().batch_size)
     return len(refs)
+
+
+def cancel(client: redis.Redis, run: str) -> int:
+    """Stop the run: its waiting jobs are dropped, the jobs workers hold finish, results are kept
+    (`resume` carries on). Returns the number of samples dropped."""
+    meta = load_meta(client, run)
+    meta.status = "cancelled"  # first: from now on a dead worker's job of the run is not sent again
+    save_meta(client, meta)
+    return Schedule(client).drop(run)
+
+
+def parse_priority(priority: int | str) -> int:
+    """A priority as the CLI and the API take it: "high", "normal", "low", or a whole number."""
+    if isinstance(priority, int) and not isinstance(priority, bool):
+        return priority
+    text = str(priority).strip().lower()
+    if text in PRIORITIES:
+        return PRIORITIES[text]
+    try:
+        return int(text)
+    except ValueError:
+        raise InputError(f"priority {priority!r}: expected high, normal, low or a whole number") from None
+
+
+def set_priority(client: redis.Redis, run: str, priority: int) -> RunMeta:
+    """The run's priority from its next job on."""
+    meta = load_meta(client, run)
+    meta.priority = priority
+    save_meta(client, meta)
+    Schedule(client).reprioritize(run, priority)
+    return meta

@@ -132,9 +132,9 @@ def test_a_duplicated_delivery_is_counted_once(
     submit(env, suite, "dup")
     # Every job sent a second time, as a broker redelivery would.
     script = (
-        "from producer.submit import enqueue, pending_samples\nfrom worker.store import connect\n"
-        "import os\nrefs = pending_samples(connect(os.environ['CODEEXEC_REDIS_URL']), 'dup')\n"
-        "assert len(refs) == 12, refs\nenqueue('dup', refs, 16)\n"
+        "from producer.submit import enqueue, load_meta, pending_samples\nfrom worker.store import connect\n"
+        "import os\nclient = connect(os.environ['CODEEXEC_REDIS_URL'])\nrefs = pending_samples(client, 'dup')\n"
+        "assert len(refs) == 12, refs\nenqueue(client, load_meta(client, 'dup'), refs, 16)\n"
     )
     out = subprocess.run([sys.executable, "-c", script], env=env, cwd=ROOT, capture_output=True, text=True)
     assert out.returncode == 0, out.stderr

@@ -28,16 +28,20 @@ HumanEval+ truths outlive their runs, for later runs of the same tests (worker/e
 
     codeexec:truths                     hash   truth_key() -> Truth JSON
 
-The workers and the jobs they hold (worker/leases.py) share the hash tag {workers}, so that a
-heartbeat touches them all in one script:
+The workers, the jobs waiting for them (worker/schedule.py) and the jobs they hold (worker/leases.py)
+share the hash tag {workers}, so that a heartbeat touches them all in one script, and taking a job
+takes out its lease in the same script:
 
     codeexec:{workers}:all              zset   worker id -> its last heartbeat (Redis server time)
     codeexec:{workers}:worker:{id}      hash   Worker as fields: host, pid, started, run, samples, last
     codeexec:{workers}:leases           zset   lease id -> when it expires unless renewed
     codeexec:{workers}:lease:{id}       string Lease as JSON: the job and the worker holding it
+    codeexec:{workers}:active           zset   run id -> its priority, for each run with jobs waiting
+    codeexec:{workers}:served           hash   run id -> samples handed out while it was active
+    codeexec:{workers}:jobs:{run}       list   Job as JSON: the run's jobs waiting for a worker
 
-The Celery broker's own keys (the queue list named QUEUE, kombu's "unacked" hash and
-"unacked_index" zset) are kombu's.
+The Celery broker's own keys (the queue list named QUEUE, whose messages are ticks: one per job
+waiting, carrying none; kombu's "unacked" hash and "unacked_index" zset) are kombu's.
 """
 
 from __future__ import annotations
@@ -54,6 +58,8 @@ FIRST_RESULT, LAST_RESULT = "first", "last"  # fields of the stats hash
 _WORKERS = f"{PREFIX}:{{workers}}"
 WORKERS = f"{_WORKERS}:all"
 LEASES = f"{_WORKERS}:leases"
+ACTIVE = f"{_WORKERS}:active"
+SERVED = f"{_WORKERS}:served"
 
 
 def _run(run: str) -> str:
@@ -126,3 +132,7 @@ def worker(worker_id: str) -> str:
 
 def lease(lease_id: str) -> str:
     return f"{_WORKERS}:lease:{lease_id}"
+
+
+def jobs(run: str) -> str:
+    return f"{_WORKERS}:jobs:{run}"

@@ -22,8 +22,10 @@ gone, not merely slow (a loaded machine or a Redis restart delays a beat by far 
 however long it runs, runs in another process and never holds the beat up). A dead host's jobs are
 enqueued again within 10 + 2 s of its death, and run as soon as a worker is free.
 
-What it does not cover: a job reserved by a worker's main process that no pool process has started
-yet has no lease (with prefetch 1 that lasts milliseconds); it comes back with the visibility timeout.
+A job and its lease are taken out together, in one script (worker/schedule.py): no job is ever held
+without a lease. What a worker's main process reserves and a dead host loses is a tick (a Celery
+message that carries no job); it comes back with the visibility timeout, and meanwhile the job it
+would have woken a worker for is taken by any other tick, or `codeexec status --wait` sends one.
 """
 
 from __future__ import annotations
@@ -41,7 +43,8 @@ import redis
 from pydantic import BaseModel
 
 from worker import keys
-from worker.models import Job
+from worker.models import Job, RunMeta
+from worker.schedule import Schedule
 
 log = logging.getLogger(__name__)
 
@@ -70,14 +73,6 @@ local now = tonumber(t[1]) + tonumber(t[2]) / 1e6
 local expired = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now, 'LIMIT', 0, tonumber(ARGV[2]))
 for _, id in ipairs(expired) do redis.call('ZADD', KEYS[1], now + tonumber(ARGV[1]), id) end
 return expired
-"""
-
-# KEYS: LEASES, lease. ARGV: lease id, lease seconds. Takes a lease out (its job starts).
-_HOLD = """
-local t = redis.call('TIME')
-local now = tonumber(t[1]) + tonumber(t[2]) / 1e6
-redis.call('SET', KEYS[2], ARGV[3])
-redis.call('ZADD', KEYS[1], now + tonumber(ARGV[2]), ARGV[1])
 """
 
 
@@ -112,7 +107,7 @@ class Heart:
         self.lease: str | None = None
         self._beat = client.register_script(_BEAT)
         self._expired = client.register_script(_EXPIRED)
-        self._hold = client.register_script(_HOLD)
+        self.schedule = Schedule(client)
         self._stopped = threading.Event()
 
     def beat(self) -> None:
@@ -122,15 +117,18 @@ class Heart:
         self._beat(keys=[keys.WORKERS, keys.worker(self.id), keys.LEASES], args=args)
 
     @contextmanager
-    def holding(self, job: Job) -> Iterator[None]:
-        """Hold a lease on the job while it runs."""
-        lease_id = secrets.token_hex(8)
-        lease = Lease(job=job, worker=self.id, taken=time.time())
-        self._hold(keys=[keys.LEASES, keys.lease(lease_id)], args=[lease_id, LEASE_S, lease.model_dump_json()])
+    def next_job(self) -> Iterator[Job | None]:
+        """The job the schedule picks (worker/schedule.py), with a lease held on it while it runs; None
+        if no job waits (another tick took it, or its run was cancelled)."""
+        taken = self.schedule.take(LEASE_S, self.id)
+        if taken is None:
+            yield None
+            return
+        lease_id, job = taken
         self.client.hset(keys.worker(self.id), mapping={"run": job.run, "samples": len(job.samples)})
         self.lease = lease_id
         try:
-            yield
+            yield job
         finally:
             self.lease = None
             pipe = self.client.pipeline(transaction=False)
@@ -141,14 +139,16 @@ class Heart:
 
     def take_over_expired(self) -> int:
         """Enqueue again what the jobs of dead workers left undone; how many samples."""
-        from worker.tasks import evaluate  # the task module imports this one
+        from worker.tasks import send  # the task module imports this one
 
         again = 0
         for lease_id in self._expired(keys=[keys.LEASES], args=[LEASE_S, _REAP_AT_ONCE]):
             raw = self.client.get(keys.lease(lease_id))
             undone = self._undone(Lease.model_validate_json(raw).job) if raw else None
-            if undone:
-                evaluate.apply_async((undone.model_dump(),))
+            meta = RunMeta.model_validate_json(self.client.get(keys.meta(undone.run))) if undone else None
+            if undone and meta.status != "cancelled":
+                # Ahead of the run's other jobs, at its priority now.
+                send(self.client, undone.run, [undone], meta.priority, front=True)
                 count = len(undone.samples)
                 again += count
                 log.warning("a worker holding %d sample(s) of run %s is gone: sent again", count, undone.run)

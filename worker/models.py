@@ -72,7 +72,8 @@ class Sample(BaseModel):
 
 
 class Job(BaseModel):
-    """One Celery message: samples of a run to evaluate, as (task_id, sample index) pairs."""
+    """Samples of a run to evaluate, as (task_id, sample index) pairs: what a worker takes at a time
+    (worker/schedule.py)."""
 
     run: str
     samples: list[tuple[str, int]] = Field(min_length=1)
@@ -81,7 +82,8 @@ class Job(BaseModel):
 class RunMeta(BaseModel):
     run: str
     created: float = Field(description="Unix time the run was submitted.")
-    status: Literal["storing", "stored", "queued"] = "storing"
+    status: Literal["storing", "stored", "queued", "cancelled"] = "storing"
+    priority: int = Field(0, description="Runs at a higher priority are served first (worker/schedule.py).")
     problems: str = Field(description="'humaneval' or the path of the problems file.")
     split: str = Field("all", description="The MBPP split the problems were narrowed to.")
     challenge: bool = Field(False, description="Whether MBPP's challenge tests were added.")

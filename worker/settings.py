@@ -110,7 +110,7 @@ class Settings(BaseSettings, RunnerConfig):
         description="How long the private Valkey and the local workers stay up after the last command that used "
         "them, for the next one to start at once (producer/resident.py); 0: they stop with each command.",
     )
-    batch_size: int = Field(16, ge=1, description="Most samples one Celery message carries.")
+    batch_size: int = Field(16, ge=1, description="Most samples in one job (what a worker takes at a time).")
     max_attempts: int = Field(
         3, ge=1, description="Deliveries of a sample, or runs after infra_error, before giving up."
     )

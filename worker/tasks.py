@@ -9,6 +9,7 @@ import time
 from collections.abc import Callable
 from functools import partial
 
+import redis
 from celery.signals import worker_init, worker_process_init
 
 from worker import evalplus, keys
@@ -19,6 +20,7 @@ from worker.program import program_for
 from worker.protections import check_at_start, summary
 from worker.result import Outcome, RunResult
 from worker.runner import run_candidate, unclosed_fence
+from worker.schedule import Schedule
 from worker.settings import get_settings
 from worker.split import in_process, split
 from worker.store import WorkerStore, connect
@@ -56,11 +58,24 @@ def heart(**_: object) -> Heart:
 
 
 @app.task(name="codeexec.evaluate")
-def evaluate(job: dict[str, object]) -> None:
-    parsed = Job.model_validate(job)
-    with heart().holding(parsed):
-        for task_id, index in parsed.samples:
-            evaluate_sample(store(), parsed.run, task_id, index)
+def evaluate() -> None:
+    """A tick: run the job the schedule picks next (worker/schedule.py), if one still waits."""
+    with heart().next_job() as job:
+        for task_id, index in job.samples if job else []:
+            evaluate_sample(store(), job.run, task_id, index)
+
+
+def send(client: redis.Redis, run: str, jobs: list[Job], priority: int, front: bool = False) -> None:
+    """Queue the jobs for the schedule, then a tick for each (never a tick before its job)."""
+    Schedule(client).add(run, jobs, priority, front)
+    send_ticks(len(jobs))
+
+
+def send_ticks(count: int) -> None:
+    """`count` Celery messages, each of which has a worker take one job."""
+    with evaluate.app.producer_or_acquire() as producer:
+        for _ in range(count):
+            evaluate.apply_async((), producer=producer)
 
 
 def evaluate_sample(db: WorkerStore, run: str, task_id: str, index: int) -> None:

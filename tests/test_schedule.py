@@ -1,0 +1,128 @@
+"""The next-job rule (worker/schedule.py), on fakeredis: fair shares by samples, priorities first, a late
+run with no credit, jobs taken once each with their lease, cancel and re-prioritize."""
+
+from __future__ import annotations
+
+import fakeredis
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from worker import keys
+from worker.leases import Lease
+from worker.models import Job
+from worker.schedule import Schedule
+
+
+@pytest.fixture
+def schedule() -> Schedule:
+    return Schedule(fakeredis.FakeRedis(decode_responses=True))
+
+
+def jobs(run: str, count: int, size: int, first: int = 0) -> list[Job]:
+    return [Job(run=run, samples=[("t", first + j * size + i) for i in range(size)]) for j in range(count)]
+
+
+def drain(schedule: Schedule) -> list[Job]:
+    taken = []
+    while (next_job := schedule.take(10, "host:1:ab")) is not None:
+        taken.append(next_job[1])
+    return taken
+
+
+def test_runs_of_one_priority_share_by_samples_whatever_their_job_size(schedule: Schedule) -> None:
+    schedule.add("big", jobs("big", 20, 16), 0)
+    schedule.add("small", jobs("small", 40, 2), 0)
+    served = {"big": 0, "small": 0}
+    for job in drain(schedule):
+        served[job.run] += len(job.samples)
+        if served["small"] < 80:  # while both have jobs waiting, neither is more than a job ahead
+            assert abs(served["big"] - served["small"]) <= 16, served
+    assert served == {"big": 320, "small": 80}
+
+
+def test_a_run_that_joins_late_gets_no_credit_for_the_time_it_was_not_there(schedule: Schedule) -> None:
+    schedule.add("early", jobs("early", 30, 4), 0)
+    for _ in range(10):  # 40 samples of "early" served alone
+        assert schedule.take(10, "host:1:ab")[1].run == "early"
+    schedule.add("late", jobs("late", 10, 4), 0)
+    order = [job.run for job in drain(schedule)][:20]
+    assert order.count("late") == 10 and "early" in order[:3]  # turns from the start, not 10 in a row
+
+
+def test_a_higher_priority_is_served_first_and_low_last(schedule: Schedule) -> None:
+    schedule.add("normal", jobs("normal", 5, 4), 0)
+    schedule.add("low", jobs("low", 5, 4), -10)
+    schedule.add("high", jobs("high", 5, 4), 10)
+    assert [job.run for job in drain(schedule)] == ["high"] * 5 + ["normal"] * 5 + ["low"] * 5
+
+
+def test_a_new_priority_applies_from_the_next_job(schedule: Schedule) -> None:
+    schedule.add("a", jobs("a", 4, 4), 0)
+    schedule.add("b", jobs("b", 4, 4), 0)
+    schedule.reprioritize("b", 10)
+    schedule.reprioritize("gone", 10)  # a run with nothing waiting does not become active
+    assert [job.run for job in drain(schedule)] == ["b"] * 4 + ["a"] * 4
+    assert schedule.client.zscore(keys.ACTIVE, "gone") is None
+
+
+def test_jobs_taken_back_from_a_dead_worker_go_first(schedule: Schedule) -> None:
+    schedule.add("r", jobs("r", 3, 2), 0)
+    schedule.add("r", jobs("r", 1, 2, first=100), 0, front=True)
+    assert drain(schedule)[0].samples == [("t", 100), ("t", 101)]
+
+
+def test_taking_a_job_takes_out_its_lease_in_the_same_step(schedule: Schedule) -> None:
+    schedule.add("r", jobs("r", 1, 3), 0)
+    lease_id, job = schedule.take(10, "host:7:cd")
+    lease = Lease.model_validate_json(schedule.client.get(keys.lease(lease_id)))
+    assert (lease.job, lease.worker) == (job, "host:7:cd")
+    assert schedule.client.zscore(keys.LEASES, lease_id) is not None
+    assert schedule.take(10, "host:7:cd") is None  # nothing left: a tick with no job is a no-op
+    assert schedule.client.exists(keys.ACTIVE, keys.SERVED, keys.jobs("r")) == 0  # nothing left behind
+
+
+def test_dropping_a_run_removes_only_its_waiting_jobs(schedule: Schedule) -> None:
+    schedule.add("keep", jobs("keep", 3, 2), 0)
+    schedule.add("drop", jobs("drop", 4, 5), 10)
+    schedule.take(10, "host:1:ab")  # a job of "drop" in hand: not the schedule's any more
+    assert schedule.drop("drop") == 15
+    assert schedule.waiting("drop") == 0
+    assert [job.run for job in drain(schedule)] == ["keep"] * 3
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(
+        st.tuples(st.sampled_from("abcd"), st.integers(1, 4), st.integers(1, 6), st.sampled_from([-10, 0, 10])),
+        min_size=1,
+        max_size=12,
+    ),
+    st.lists(st.integers(0, 3), max_size=12),
+)
+def test_every_job_is_taken_once_and_never_before_a_higher_priority(
+    adds: list[tuple[str, int, int, int]], takes_between: list[int]
+) -> None:
+    schedule = Schedule(fakeredis.FakeRedis(decode_responses=True))
+    priority: dict[str, int] = {}
+    added: list[Job] = []
+    taken: list[Job] = []
+    first = 0
+    for step, (run, count, size, wanted) in enumerate(adds):
+        new = jobs(run, count, size, first)
+        first += count * size
+        priority.setdefault(run, wanted)  # a run keeps the priority it joined with while it is active
+        schedule.add(run, new, priority[run])
+        added += new
+        for _ in range(takes_between[step] if step < len(takes_between) else 0):
+            waiting_priorities = [priority[r] for r in priority if schedule.waiting(r)]
+            next_job = schedule.take(10, "host:1:ab")
+            if next_job is None:
+                assert not waiting_priorities
+                continue
+            assert priority[next_job[1].run] == max(waiting_priorities)
+            taken.append(next_job[1])
+            if not schedule.waiting(next_job[1].run):
+                del priority[next_job[1].run]  # inactive: it may join again at another priority
+    taken += drain(schedule)
+    assert sorted(job.model_dump_json() for job in taken) == sorted(job.model_dump_json() for job in added)
