@@ -189,7 +189,7 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
     stack = Stack(project, environment)
     try:
         # The stand-ins are local images: never look for them in a registry.
-        stack.podman("build", "--pull=never", "-t", IMAGE, ".", timeout=900)
+        stack.podman("build", "--pull=never", "--network=host", "-t", IMAGE, ".", timeout=900)
         yield stack
     finally:
         stack.tear_down()
@@ -248,7 +248,9 @@ def test_the_escape_suite_is_blocked_in_the_worker_container(stack: Stack) -> No
         f"FROM {IMAGE}\nUSER root\nRUN pip install -q pytest hypothesis fakeredis pyyaml\n"
         "COPY tests ./tests\nUSER 10001:10001\n"
     )
-    stack.podman("build", "--pull=never", "-f", "Tests.Containerfile", "-t", TESTS_IMAGE, ".", timeout=900)
+    stack.podman(
+        "build", "--pull=never", "--network=host", "-f", "Tests.Containerfile", "-t", TESTS_IMAGE, ".", timeout=900
+    )
     suite = subprocess.run(
         ["podman", "run", "--rm", "--network=none", *worker_flags(stack.directory), TESTS_IMAGE,
          "python", "-m", "pytest", "-q", "-rs", "-p", "no:cacheprovider", "tests/test_sandbox.py"],

@@ -39,9 +39,11 @@ cp "$here"/*.Containerfile "$context"/
 cert=${PIP_CERT:-$(python3 -m pip config get global.cert 2>/dev/null || true)}
 cp "${cert:-/etc/ssl/certs/ca-certificates.crt}" "$context/host-ca.crt"
 
+# The host's network: apt and pip inside the builds work where the engine has no bridge (a dockerd
+# started with --bridge=none) or its NAT is blocked.
 if ! have python:3.11-slim; then
-    "$engine" build -q -f "$context/python.Containerfile" -t python:3.11-slim "$context" >/dev/null
+    "$engine" build --network=host -q -f "$context/python.Containerfile" -t python:3.11-slim "$context" >/dev/null
 fi
 if ! have valkey/valkey:8; then
-    "$engine" build -q -f "$context/valkey.Containerfile" -t valkey/valkey:8 "$context" >/dev/null
+    "$engine" build --network=host -q -f "$context/valkey.Containerfile" -t valkey/valkey:8 "$context" >/dev/null
 fi
