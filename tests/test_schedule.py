@@ -9,8 +9,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from worker import keys
-from worker.leases import Lease
-from worker.models import Job
+from worker.leases import Heart, Lease
+from worker.models import Job, RunMeta
 from worker.schedule import Schedule
 
 
@@ -126,3 +126,35 @@ def test_every_job_is_taken_once_and_never_before_a_higher_priority(
                 del priority[next_job[1].run]  # inactive: it may join again at another priority
     taken += drain(schedule)
     assert sorted(job.model_dump_json() for job in taken) == sorted(job.model_dump_json() for job in added)
+
+
+def meta(run: str, status: str, priority: int) -> str:
+    fields = {"samples_path": "s.jsonl", "samples_sha256": "", "n_samples": 4, "n_tasks": 1, "timeout_s": 3.0}
+    return RunMeta(
+        run=run, created=0.0, problems="p", k=[1], status=status, priority=priority, **fields
+    ).model_dump_json()
+
+
+@pytest.mark.parametrize("status", ["queued", "cancelled"])
+def test_a_dead_worker_s_job_goes_ahead_at_its_run_s_priority_unless_the_run_was_cancelled(
+    status: str, schedule: Schedule, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import worker.tasks
+
+    ticks: list[int] = []
+    monkeypatch.setattr(worker.tasks, "send_ticks", ticks.append)  # no Celery broker here
+    client = schedule.client
+    client.set(keys.meta("r"), meta("r", status, 10))
+    schedule.add("r", jobs("r", 1, 2), 10)
+    schedule.take(-1, "dead:1:ab")  # a lease that expired at once: its worker is gone
+    assert client.zscore(keys.ACTIVE, "r") is None  # nothing of the run waits now
+    schedule.add("other", jobs("other", 2, 2), 0)
+    for task_id, index in [("t", 0), ("t", 1)]:  # the job's samples still have no result
+        client.hset(keys.pending("r", task_id), str(index), "{}")
+    assert Heart(client).take_over_expired() == (2 if status == "queued" else 0)
+    assert client.zcard(keys.LEASES) == 0
+    if status == "queued":
+        assert ticks == [1] and client.zscore(keys.ACTIVE, "r") == 10  # back, at the run's priority
+        assert drain(schedule)[0] == Job(run="r", samples=[("t", 0), ("t", 1)])  # before "other", at 0
+    else:
+        assert ticks == [] and schedule.waiting("r") == 0 and client.zscore(keys.ACTIVE, "r") is None
