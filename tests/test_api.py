@@ -88,3 +88,35 @@ def test_a_process_sends_jobs_to_one_redis_only() -> None:
         [sys.executable, "-c", script], env={**os.environ, "PYTHONPATH": str(ROOT)}, capture_output=True, text=True
     )
     assert out.stdout.startswith("refused: this process sends its jobs to redis://127.0.0.1:1/0 already"), out
+
+
+API_LIFECYCLE = """
+import json
+from producer.api import connect
+from worker import keys
+
+samples = [{"task_id": "HumanEval/0", "completion": "    return False"} for _ in range(5)]
+with connect(REDIS_URL) as codeexec:  # no workers: the jobs stay queued
+    run = codeexec.submit("humaneval", samples, run="api", priority="low")
+    print("submitted", run.meta.priority, run.meta.status)
+    run.set_priority("high")
+    print("priority", run.meta.priority, codeexec.client.zscore(keys.ACTIVE, "api"))
+    print("cancelled", run.cancel(), run.meta.status, codeexec.client.exists(keys.jobs("api")))
+    print("listed", json.dumps([(r.run, r.status, r.priority) for r in codeexec.runs()]))
+    print("resumed", run.resume(), run.meta.status, codeexec.client.zscore(keys.ACTIVE, "api"))
+"""
+
+
+def test_a_run_s_priority_cancel_and_resume_from_python(env: dict[str, str], tmp_path: Path) -> None:
+    script = API_LIFECYCLE.replace("REDIS_URL", repr(env["CODEEXEC_REDIS_URL"]))
+    out = subprocess.run(
+        [sys.executable, "-c", script], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300
+    )
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert out.stdout.splitlines() == [
+        "submitted -10 queued",
+        "priority 10 10.0",
+        "cancelled 5 cancelled 0",
+        'listed [["api", "cancelled", 10]]',
+        "resumed 5 queued 10.0",
+    ]
