@@ -118,21 +118,13 @@ def wait_for(
 
 
 def _repair(client: redis.Redis, run: str) -> None:
-    """The run has not moved for _STALL_S. If nothing wakes a worker for it (no Celery message queued)
-    and no worker holds a job of it, either its jobs wait with no tick left to take them (ticks a dead
-    host had reserved come back only after the visibility timeout): send ticks; or no job is left for
-    its pending samples (a Redis that lost its last second of writes): send them again. The record
-    script makes any duplicate harmless."""
+    """The run has not moved for _STALL_S. If nothing of it waits, nothing wakes a worker (no Celery
+    message queued) and no worker holds a job of it, its pending samples have no job left (a Redis that
+    lost its last second of writes): send them again. The record script makes any duplicate harmless.
+    (Jobs that wait with no Celery message are the workers' to wake: worker/leases.py's Heart.wake.)"""
     meta = load_meta(client, run)
-    if meta.status != "queued" or client.llen(keys.QUEUE) or in_flight(client, run):
+    if meta.status != "queued" or client.llen(keys.QUEUE) or in_flight(client, run) or Schedule(client).waiting(run):
         return  # its producer is still storing or sending, or something is on its way
-    waiting = Schedule(client).waiting(run)
-    if waiting:
-        from worker.tasks import send_ticks
-
-        stderr.print(f"[yellow]{waiting} job(s) waiting and nothing to wake a worker for them: woke workers")
-        send_ticks(waiting)
-        return
     lost = pending_samples(client, run)
     if lost:
         stderr.print(f"[yellow]no job left for {len(lost)} pending sample(s): enqueued them again")

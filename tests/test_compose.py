@@ -198,7 +198,8 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
 def test_a_sweep_survives_a_worker_container_killed_mid_way(stack: Stack) -> None:
     data = stack.directory / "data"  # the producer service's ./data:/data
     data.mkdir()
-    suite = make_suite(data, tasks=8, per_task=10, slow_s=0.5)
+    # 40 one-sample jobs of 2 s each: a job the second container holds is still in hand when it is killed.
+    suite = make_suite(data, tasks=8, per_task=5, slow_s=2)
     stack.compose("up", "-d", "--scale", "worker=2")
     hosts = [stack.hostname(stack.container("worker", index)) for index in (1, 2)]
     deadline = time.monotonic() + 300

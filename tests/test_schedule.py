@@ -158,3 +158,37 @@ def test_a_dead_worker_s_job_goes_ahead_at_its_run_s_priority_unless_the_run_was
         assert drain(schedule)[0] == Job(run="r", samples=[("t", 0), ("t", 1)])  # before "other", at 0
     else:
         assert ticks == [] and schedule.waiting("r") == 0 and client.zscore(keys.ACTIVE, "r") is None
+
+
+def test_jobs_with_no_tick_queued_are_woken_by_one_process_a_beat(
+    schedule: Schedule, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import worker.tasks
+
+    ticks: list[int] = []
+    monkeypatch.setattr(worker.tasks, "send_ticks", ticks.append)
+    client = schedule.client
+    hearts = [Heart(client) for _ in range(3)]
+    for heart in hearts:
+        heart.beat()  # three worker processes
+    schedule.add("r", jobs("r", 5, 1), 0)
+    client.rpush(keys.QUEUE, "a tick")
+    assert [heart.wake() for heart in hearts] == [0, 0, 0]  # a tick is queued: nothing to do
+    client.delete(keys.QUEUE)
+    assert [heart.wake() for heart in hearts] == [3, 0, 0]  # one per worker process, by one of them
+    assert ticks == [3]
+    client.delete(keys.WAKER)  # the next beat
+    drain(schedule)
+    assert hearts[1].wake() == 0  # nothing waits
+
+
+def test_a_job_cut_short_keeps_its_lease_until_it_expires(schedule: Schedule) -> None:
+    heart = Heart(schedule.client)
+    schedule.add("r", jobs("r", 1, 2), 0)
+    with pytest.raises(ConnectionError), heart.next_job() as job:
+        assert job is not None and heart.lease is not None
+        raise ConnectionError("Redis gone")
+    assert heart.lease is None  # no longer renewed by the beat
+    assert schedule.client.zcard(keys.LEASES) == 1  # expires, and a beat sends the job again
+    with heart.next_job() as job:
+        assert job is None

@@ -39,6 +39,8 @@ takes out its lease in the same script:
     codeexec:{workers}:active           zset   run id -> its priority, for each run with jobs waiting
     codeexec:{workers}:served           hash   run id -> samples handed out while it was active
     codeexec:{workers}:jobs:{run}       list   Job as JSON: the run's jobs waiting for a worker
+    codeexec:{workers}:waker            string the worker id that may send ticks for jobs with none, for
+                                               one heartbeat (worker/leases.py's Heart.wake)
 
 The Celery broker's own keys (the queue list named QUEUE, whose messages are ticks: one per job
 waiting, carrying none; kombu's "unacked" hash and "unacked_index" zset) are kombu's.
@@ -60,6 +62,7 @@ WORKERS = f"{_WORKERS}:all"
 LEASES = f"{_WORKERS}:leases"
 ACTIVE = f"{_WORKERS}:active"
 SERVED = f"{_WORKERS}:served"
+WAKER = f"{_WORKERS}:waker"
 
 
 def _run(run: str) -> str:

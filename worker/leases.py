@@ -23,9 +23,10 @@ however long it runs, runs in another process and never holds the beat up). A de
 enqueued again within 10 + 2 s of its death, and run as soon as a worker is free.
 
 A job and its lease are taken out together, in one script (worker/schedule.py): no job is ever held
-without a lease. What a worker's main process reserves and a dead host loses is a tick (a Celery
-message that carries no job); it comes back with the visibility timeout, and meanwhile the job it
-would have woken a worker for is taken by any other tick, or `codeexec status --wait` sends one.
+without a lease, and a job cut short by an exception lets its lease expire, to be sent again the same
+way. What a worker's main process reserves and a dead host loses is a tick (a Celery message that
+carries no job); it comes back only with the visibility timeout, so on each beat, when jobs wait and
+no tick is queued, one process sends ticks for them (Heart.wake).
 """
 
 from __future__ import annotations
@@ -129,7 +130,12 @@ class Heart:
         self.lease = lease_id
         try:
             yield job
-        finally:
+        except BaseException:
+            # Cut short (Redis gone for longer than the client retries, a bug): the lease is no longer
+            # renewed, expires, and the job's undone samples are sent again, as for a dead worker.
+            self.lease = None
+            raise
+        else:
             self.lease = None
             pipe = self.client.pipeline(transaction=False)
             pipe.zrem(keys.LEASES, lease_id)
@@ -147,8 +153,13 @@ class Heart:
             undone = self._undone(Lease.model_validate_json(raw).job) if raw else None
             meta = RunMeta.model_validate_json(self.client.get(keys.meta(undone.run))) if undone else None
             if undone and meta.status != "cancelled":
-                # Ahead of the run's other jobs, at its priority now.
-                send(self.client, undone.run, [undone], meta.priority, front=True)
+                # Ahead of the run's other jobs, at its priority now. If this fails part-way, the lease
+                # comes round again: a job queued twice runs its samples once.
+                try:
+                    send(self.client, undone.run, [undone], meta.priority, front=True)
+                except Exception as exc:
+                    log.warning("sending again the job of a gone worker: %s: %s", type(exc).__name__, exc)
+                    continue
                 count = len(undone.samples)
                 again += count
                 log.warning("a worker holding %d sample(s) of run %s is gone: sent again", count, undone.run)
@@ -157,6 +168,21 @@ class Heart:
             pipe.delete(keys.lease(lease_id))
             pipe.execute()
         return again
+
+    def wake(self) -> int:
+        """Jobs waiting with no Celery message queued to wake a worker for them: ticks a dead host had
+        reserved (back only after the visibility timeout) or a send that failed part-way. One process
+        per beat, anywhere, sends a tick for each, up to one per worker process; a tick too many finds
+        no job and does nothing. Returns the ticks sent."""
+        from worker.tasks import send_ticks  # the task module imports this one
+
+        if self.client.llen(keys.QUEUE) or not self.client.exists(keys.ACTIVE):
+            return 0
+        if not self.client.set(keys.WAKER, self.id, nx=True, px=int(HEARTBEAT_S * 1000)):
+            return 0
+        ticks = min(self.schedule.waiting_jobs(), self.client.zcard(keys.WORKERS))
+        send_ticks(ticks)
+        return ticks
 
     def _undone(self, job: Job) -> Job | None:
         """The samples of the job that still have no result, as a job; None if there are none."""
@@ -177,10 +203,11 @@ class Heart:
             try:
                 self.beat()
                 self.take_over_expired()
+                self.wake()
             except Exception as exc:
                 # Whatever it is (Redis restarting: a RedisError from the beat, kombu's OperationalError
-                # from sending a job again), the next beat tries again: a heart that stopped would make
-                # a live worker look dead. A lease taken over but not sent comes round again.
+                # from sending a tick), the next beat tries again: a heart that stopped would make a live
+                # worker look dead.
                 log.warning("heartbeat: %s: %s", type(exc).__name__, exc)
             if self._stopped.wait(HEARTBEAT_S):
                 return

@@ -134,3 +134,10 @@ class Schedule:
     def waiting(self, run: str) -> int:
         """The run's jobs waiting for a worker."""
         return int(self.client.llen(keys.jobs(run)))
+
+    def waiting_jobs(self) -> int:
+        """Jobs waiting for a worker, of every run."""
+        pipe = self.client.pipeline(transaction=False)
+        for run in self.client.zrange(keys.ACTIVE, 0, -1):
+            pipe.llen(keys.jobs(run))
+        return sum(pipe.execute())
