@@ -123,9 +123,10 @@ def submit(
     meta.status = "stored"
     save_meta(client, meta)
     enqueue(client, meta, [(line.task_id, line.index) for line in samples.lines], batch_size)
-    if load_meta(client, meta.run).status == "cancelled":  # while its jobs were being sent
+    current = load_meta(client, meta.run)
+    if current.status == "cancelled":  # while its jobs were being sent
         Schedule(client).drop(meta.run)
-        return load_meta(client, meta.run)
+        return current
     meta.status = "queued"
     save_meta(client, meta)
     return meta
@@ -174,10 +175,15 @@ def enqueue(client: redis.Redis, meta: RunMeta, refs: Sequence[tuple[str, int]],
     """
     from worker.tasks import send  # imports the Celery app, configured from the settings
 
-    size = max(1, min(batch_size, len(refs) // 64))
+    size = job_size(len(refs), batch_size)
     jobs = [Job(run=meta.run, samples=list(chunk)) for chunk in _chunks(refs, size)]
     send(client, meta.run, jobs, meta.priority)
     return len(jobs)
+
+
+def job_size(samples: int, batch_size: int) -> int:
+    """Samples per job when `samples` are enqueued at once (enqueue() says why)."""
+    return max(1, min(batch_size, samples // 64))
 
 
 def _chunks(items: Sequence, size: int) -> Iterable[Sequence]:

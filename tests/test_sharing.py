@@ -19,8 +19,10 @@ from pathlib import Path
 import redis
 
 from helpers import Suite, Worker, assert_exact, codeexec, make_suite, report, submit, wait_done
+from producer.submit import job_size
 from worker import keys
 from worker.leases import in_flight
+from worker.settings import get_settings
 
 
 def done(client: redis.Redis, run: str) -> int:
@@ -48,9 +50,9 @@ def folder(parent: Path, name: str) -> Path:
     return parent / name
 
 
-def job_size(suite: Suite) -> int:
+def samples_per_job(suite: Suite) -> int:
     """Samples per job, as producer/submit.py's enqueue() cuts them for a run this size."""
-    return max(1, min(16, suite.total // 64))
+    return job_size(suite.total, get_settings().batch_size)
 
 
 def test_a_small_run_submitted_mid_sweep_is_served_alongside_it(
@@ -70,7 +72,8 @@ def test_a_small_run_submitted_mid_sweep_is_served_alongside_it(
     # no more than the small run's 32 samples, plus, per pool process, a job in hand and a result on
     # its way to Redis as the worker froze, and a job a heartbeat after the freeze may have taken back;
     # and one job ahead.
-    assert big_during <= small.total + 2 * (job_size(big) + 1 + job_size(big)) + job_size(big), big_during
+    per_job = samples_per_job(big)
+    assert big_during <= small.total + 2 * (per_job + 1 + per_job) + per_job, big_during
     assert done(client, "big") < big.total  # still running
     assert_exact(env, "small", small)
     assert_exact(env, "big", big)
@@ -134,7 +137,7 @@ def test_a_cancelled_run_stops_keeps_its_results_and_resumes(
         assert time.monotonic() < deadline
         time.sleep(0.05)
     final = done(client, "r")
-    assert final - at_cancel <= 2 * job_size(suite) and final < suite.total
+    assert final - at_cancel <= 2 * samples_per_job(suite) and final < suite.total
     assert client.llen(keys.jobs("r")) == 0 and client.zscore(keys.ACTIVE, "r") is None
 
     # Consistent: every sample is a result or pending, never both; n and c count exactly the results.
