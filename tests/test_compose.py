@@ -32,7 +32,7 @@ STANDINS = ROOT / "tests" / "standins" / "build.sh"
 COMPOSE_VENV = Path("/var/tmp/codeexec-podman-compose")
 PROJECT_FILES = ["Dockerfile", "docker-compose.yml", "pyproject.toml", "README.md", "worker", "producer"]
 IMAGE, TESTS_IMAGE = "codeexec-worker", "codeexec-worker-tests"
-PROTECTIONS = ("network", "filesystem", "syscalls", "signals", "pid_namespace")
+PROTECTIONS = ("network", "filesystem", "syscalls", "signals", "capabilities", "pid_namespace")
 
 
 def run(command: list[str], timeout: float, **kwargs: object) -> subprocess.CompletedProcess[str]:

@@ -32,7 +32,7 @@ def test_a_refused_protection_is_reported_and_require_means_required(
     result = run_candidate("x = 1", ["assert x == 1"], interpreter=refusing)
     assert result.exit_code == "pass"
     assert result.protections["network"] == "refused: [Errno 1] Operation not permitted"
-    for name in ("filesystem", "syscalls", "signals"):
+    for name in ("filesystem", "syscalls", "signals", "capabilities"):
         assert result.protections[name].startswith("refused: import of _ctypes halted"), result.protections
     logged = [r.getMessage() for r in caplog.records]
     assert any(m.startswith("candidates run without syscalls: the kernel refused: import of _ctypes") for m in logged)
@@ -61,7 +61,7 @@ def test_a_worker_logs_its_protections_and_does_not_start_without_required_ones(
     env: dict[str, str], refusing: str, start_worker: Callable[..., Worker]
 ) -> None:
     worker = start_worker("w1")
-    logged = "candidates (isolation fork) run under: pid_namespace, network, filesystem, syscalls, signals"
+    logged = f"candidates (isolation fork) run under: {', '.join(NAMES)}"
     hang = time.monotonic() + HANG_S  # the probe's zygote can pass for a pool process: wait for the line
     while logged not in worker.log.read_text():
         assert time.monotonic() < hang, worker.log.read_text()

@@ -242,6 +242,18 @@ def test_nothing_a_sandboxed_candidate_starts_survives_it(pid_namespace: str) ->
     assert processes_with(cwd=[workdir]) == []
 
 
+@pytest.mark.parametrize("pid_namespace", ["auto", "off"])
+def test_the_candidate_holds_no_capability(pid_namespace: str) -> None:
+    body = (
+        "status = open('/proc/self/status').read().splitlines()\n"
+        "held = [line for line in status if line.startswith(('CapEff', 'CapPrm', 'CapAmb'))]\n"
+        "assert not any(int(line.split()[1], 16) for line in held), held"
+    )
+    assert refused(attempt(body, pid_namespace=pid_namespace)) is None
+    if pid_namespace == "auto":  # the sandbox off: in the user namespace it is made in, it holds them all
+        assert refused(attempt(body, sandbox="off")) == "AssertionError"
+
+
 LIBC = """finder = [k for k in ().__class__.__base__.__subclasses__() if k.__name__ == 'PathFinder'][0]
 spec = finder.find_spec('_ctypes')
 _ctypes = spec.loader.create_module(spec)

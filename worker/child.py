@@ -38,7 +38,7 @@ from values import PLAIN_BYTES, output_entry
 # Bound now, before any candidate code runs, so a candidate that reassigns os.write or os._exit
 # cannot keep the runner from reporting or from exiting.
 _write, _read, _exit, _kill, _listdir = os.write, os.read, os._exit, os.kill, os.listdir
-_open, _close, _monotonic_ns, _pread = os.open, os.close, time.monotonic_ns, os.pread
+_open, _close, _monotonic_ns, _pread, _getpid = os.open, os.close, time.monotonic_ns, os.pread, os.getpid
 _gcd_import, _setitimer = _frozen_importlib._gcd_import, _signal.setitimer  # the guards replace the first
 
 DETAIL_CHARS = 300
@@ -51,14 +51,13 @@ DETAIL_CHARS = 300
 # one JSON object; the host writes back only its one-byte answers to "value" lines.
 #
 #   {"nonce": N, "event": "started", "protections": {"pid_namespace": P, "network": P, "syscalls": P,
-#    "filesystem": P, "signals": P}, "pid": I, "clock": C, "waited": W}
+#    "filesystem": P, "signals": P, "capabilities": P}, "clock": C, "waited": W}
 #       once the limits, the namespaces, the sandbox (worker/sandbox.py) and the guards are in place,
-#       before any candidate code runs. Each P is "on", "off" (the setting) or "refused: <why>"; I is
-#       this process's pid as the host sees
-#       it; C is CLOCK_MONOTONIC in ns, and W how long this thread has waited for a CPU so far, in
-#       ns, or null where the kernel does not say (worker/timelimit.py counts the candidate's time
-#       from these). The candidate's clock starts here; a run that never gets this far is an
-#       infra_error.
+#       before any candidate code runs. Each P is "on", "off" (the setting) or "refused: <why>"; C is
+#       CLOCK_MONOTONIC in ns, and W how long this thread has waited for a CPU so far, in ns, or null
+#       where the kernel does not say (worker/timelimit.py counts the candidate's time from these),
+#       both read once the rest of the line is ready to write. The candidate's clock starts here; a
+#       run that never gets this far is an infra_error.
 #   {"nonce": N, "event": "check", "name": K, "outputs": [[kind, payload, digest, ns], ...], "stopped": S}
 #       only when run with `io` (HumanEval+, below): one after each check K ("base", "plus"), with an
 #       entry for each input it got to, in order. kind "value": payload is what the call returned,
@@ -86,6 +85,14 @@ DETAIL_CHARS = 300
 # code can find it (walking frames, searching gc), which is why the host judges values, not words.
 # A candidate that ends the interpreter early (os._exit, a signal) leaves no "finished" line, and the
 # host scores that as an error, never as a pass.
+#
+# Only the candidate's own process writes the record: the one main() runs it in. A process forked
+# from it (os.fork() in the candidate's code, multiprocessing) runs on through the same code, into the
+# assertions and to the end of main(), and would write a record of its own: instead it ends where it
+# would write one (send(), with its output flushed, so that it counts toward the caps). That is for
+# forks that mean no harm. Whatever writes, the host takes the record only from the process that
+# wrote "started", by the credentials the kernel attaches to each message (worker/runner.py), and
+# the candidate's process holds no capability that would let another claim its pid (worker/sandbox.py).
 
 
 # What a JSON string must escape. Characters UTF-8 cannot carry (lone surrogates, which the host's
@@ -108,14 +115,39 @@ def to_json(value: object) -> str:
     return "{" + ",".join(f"{to_json(key)}:{to_json(item)}" for key, item in value.items()) + "}"
 
 
-def send(record_fd: int, nonce: str, event: str, **fields: object) -> None:
-    data = (to_json({"nonce": nonce, "event": event, **fields}) + "\n").encode()
+#: The candidate's own process (its pid), set by main() before any candidate code runs.
+own_pid = 0
+
+
+def send(record_fd: int, nonce: str, event: str, stamp: bool = False, **fields: object) -> None:
+    """Write one line of the record; `stamp`: end it with clock(), read once the rest is ready to write.
+    In a process forked from the candidate's, end that process instead (see above)."""
+    if _getpid() != own_pid:
+        flush_output()
+        _exit(0)
+    line = to_json({"nonce": nonce, "event": event, **fields})
+    if stamp:
+        line = line[:-1] + "," + to_json(clock())[1:]
+    data = (line + "\n").encode()
     while data:
         data = data[_write(record_fd, data) :]
 
 
+def flush_output() -> None:
+    """Everything the candidate printed reaches the host (and its output caps)."""
+    for stream in (sys.stdout, sys.stderr, sys.__stdout__, sys.__stderr__):
+        try:
+            stream.flush()
+        except BaseException:
+            pass
+
+
 def ask(record_fd: int, nonce: str, index: int, value: list[object]) -> bytes:
-    """Send the value of assertion `index` (a "value" line) and wait for the host's answer."""
+    """Send the value of assertion `index` (a "value" line) and wait for the host's answer.
+
+    A process forked from the candidate that reads the record socket itself can take the answer: the
+    candidate's process then waits until its time runs out. That can fail a candidate, never pass one:
+    the host judges the value it was sent, not what the candidate did with the answer."""
     send(record_fd, nonce, "value", index=index, value=value)
     answer = _read(record_fd, 1)
     if not answer:  # the host is gone
@@ -769,8 +801,9 @@ def main(
     if protections["pid_namespace"] != "on":
         _thread.start_new_thread(die_with_host, (lifeline_fd,))
     (install_guards or guards(denied))()
-    pid = int(os.readlink("/proc/self"))  # the pid the host sees, also inside a namespace
-    send(record_fd, nonce, "started", protections=protections, pid=pid, **clock())
+    global own_pid
+    own_pid = _getpid()
+    send(record_fd, nonce, "started", stamp=True, protections=protections)
 
     if io is None:
         outcome, detail, message, results = run(candidate, assertions, lambda *value: ask(record_fd, nonce, *value))
@@ -778,12 +811,8 @@ def main(
         (outcome, detail, message), results = run_io(candidate, io, record_fd, nonce), []
 
     # Everything the candidate printed must reach the host (and its output cap) before the verdict.
-    for stream in (sys.stdout, sys.stderr, sys.__stdout__, sys.__stderr__):
-        try:
-            stream.flush()
-        except BaseException:
-            pass
-    send(record_fd, nonce, "finished", outcome=outcome, detail=detail, message=message, assertions=results, **clock())
+    flush_output()
+    send(record_fd, nonce, "finished", stamp=True, outcome=outcome, detail=detail, message=message, assertions=results)
     # Not sys.exit: lingering threads, atexit hooks and children of the candidate must not delay
     # the verdict. The host kills whatever is left.
     _exit(0)
@@ -870,6 +899,8 @@ def serve(sock_fd: int, nest: bool, denied: list[str], sandbox: str, seccomp: by
             child = os.fork()
             if child == 0:
                 become_candidate(sock, fds, request, marshal, (dict(made), plan, rules, prepared))
+            # The child may have ended already: it stays our child, unreaped until the host asks, so
+            # its pid (and a pidfd of it, for host_pid()) still names it when the host gets the answer.
             if init:
                 setns(home, CLONE_NEWPID)  # our next child is ours again, until the next unshare
             for fd in [*fds, *([rules] if isinstance(rules, int) else [])]:

@@ -60,7 +60,7 @@ class RunResult(BaseModel):
     protections: dict[str, str] = Field(
         default_factory=dict,
         description="What the candidate ran under (worker/sandbox.py): pid_namespace, network, filesystem, "
-        "syscalls, signals, each 'on', 'off' or 'refused: <why>'; empty if it never started.",
+        "syscalls, signals, capabilities, each 'on', 'off' or 'refused: <why>'; empty if it never started.",
     )
     checks: dict[str, Check] = Field(
         default_factory=dict, description="Run with inputs (HumanEval+): what each check that finished returned."

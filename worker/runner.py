@@ -11,6 +11,7 @@ the candidate's whole process tree is killed and reaped before the RunResult is 
 
 from __future__ import annotations
 
+import fcntl
 import logging
 import math
 import os
@@ -21,8 +22,11 @@ import select
 import shutil
 import signal
 import socket
+import struct
 import subprocess
+import sys
 import tempfile
+import termios
 import time
 from collections.abc import Sequence
 from contextlib import ExitStack
@@ -188,7 +192,6 @@ class _ChildRecord(BaseModel):
     event: Literal["started", "check", "value", "finished"]
     clock: int = 0
     waited: int | None = None
-    pid: int | None = None
     outcome: Literal["pass", "assertion_fail", "syntax_error", "error"] | None = None
     detail: str = ""
     message: str | None = None
@@ -297,8 +300,27 @@ def _run_in(
 
 
 def _socketpair() -> tuple[int, int]:
+    """The record socket: ours asks the kernel for the sender's credentials with every message."""
     ours, theirs = socket.socketpair()
+    ours.setsockopt(socket.SOL_SOCKET, socket.SO_PASSCRED, 1)
     return ours.detach(), theirs.detach()
+
+
+_CREDENTIALS = struct.Struct("3i")  # struct ucred: pid, uid, gid
+_CREDENTIALS_SPACE = socket.CMSG_SPACE(_CREDENTIALS.size)
+
+
+def _queued(fd: int) -> int:
+    """Bytes waiting to be read on a pipe or a unix socket (FIONREAD)."""
+    return int.from_bytes(fcntl.ioctl(fd, termios.FIONREAD, bytes(4)), sys.byteorder, signed=True)
+
+
+def _sender(ancillary: list[tuple[int, int, bytes]]) -> int | None:
+    """The pid (in our PID namespace) of the process that wrote what came with `ancillary`."""
+    for level, kind, data in ancillary:
+        if level == socket.SOL_SOCKET and kind == socket.SCM_CREDENTIALS and len(data) >= _CREDENTIALS.size:
+            return _CREDENTIALS.unpack_from(data)[0]
+    return None
 
 
 def _start_fresh(
@@ -372,18 +394,42 @@ class _Watch:
         self.stdout_bytes = self.stderr_bytes = 0
         self.stderr_tail = b""
         self.record = b""
+        # The candidate's own process, by its pid in ours: the first to write to the record socket. Its
+        # "started" line comes before any of the candidate's code runs, so nothing else can be first;
+        # what any other process writes (one forked from it, worker/child.py) is read and dropped.
+        # Its pid cannot name another process while the host reads: without a PID namespace it stays
+        # unreaped until the drain is over (the host or the zygote reaps it, when asked); in one, its
+        # init exits as soon as it reaps it, and the kernel kills the namespace with it.
+        self.own: int | None = None
         self.contained = False
         self.protections: dict[str, str] = {}
         self.checks: dict[str, Check] = {}
         self.asked: dict[int, tuple[str, Any, str]] = {}  # "value" lines answered, by assertion
         self.limit: Limit | None = None  # set once the child has started
         self.deadline = time.monotonic() + config.startup_timeout_s
+        # What one read takes: a pipe's capacity, so that a read that fills it finds the pipe full.
+        self.read_size = {fd: fcntl.fcntl(fd, fcntl.F_GETPIPE_SZ) for fd in (stdout_fd, stderr_fd)}
+        self.read_size[record_fd] = 1 << 16
+        self.woke = (time.monotonic(), 0)  # when poll() last returned, and this thread's CPU wait in it (ns)
 
     def run(self) -> _Ending:
         poller = select.poll()
         for fd in self.open_fds:
             os.set_blocking(fd, False)
             poller.register(fd, select.POLLIN)
+        self.record_sock = socket.socket(fileno=self.record_fd)
+        try:
+            self.schedstat: int | None = os.open("/proc/thread-self/schedstat", os.O_RDONLY)
+        except OSError:  # no figure: only the time since poll() returned counts as late
+            self.schedstat = None
+        try:
+            return self._watch(poller)
+        finally:
+            self.record_sock.detach()  # the descriptor is the runner's to close
+            if self.schedstat is not None:
+                os.close(self.schedstat)
+
+    def _watch(self, poller: select.poll) -> _Ending:
         try:
             pidfd: int | None = os.pidfd_open(self.proc.pid)
             poller.register(pidfd, select.POLLIN)
@@ -394,7 +440,10 @@ class _Watch:
                 remaining = self.deadline - time.monotonic()
                 if remaining <= 0:
                     # Whatever arrived meanwhile first (on a busy machine this process is late too),
-                    # then whether the candidate is owed more time.
+                    # then whether the candidate is owed more time. A "finished" record written by now
+                    # is judged by the clock it carries, however late it is read; the child reads that
+                    # clock once the line is ready to write, so a record not written yet is a
+                    # candidate still running at its deadline.
                     ending = self._drain(poller)
                     if ending:
                         return ending
@@ -404,7 +453,9 @@ class _Watch:
                     self.deadline = later
                     continue
                 wait_ms = remaining * 1000 if pidfd is not None else min(remaining * 1000, 50)
+                before = self._cpu_wait()
                 ready = {fd for fd, _ in poller.poll(wait_ms)}
+                self.woke = time.monotonic(), self._cpu_wait() - before
                 for fd in [fd for fd in self.open_fds if fd in ready]:
                     ending = self._read(fd, poller)
                     if ending:
@@ -416,22 +467,38 @@ class _Watch:
                 os.close(pidfd)
 
     def _read(self, fd: int, poller: select.poll, drain: bool = False) -> _Ending | None:
-        """Handle what fd has to give (all of it when draining); an _Ending once the run is decided."""
-        while fd in self.open_fds:
+        """Handle one read of what fd has to give, or when draining, all it held when the drain began
+        (what arrives meanwhile, from a process that keeps writing, waits); an _Ending once the run is
+        decided."""
+        size = self.read_size[fd]
+        left = _queued(fd) if drain else size
+        while fd in self.open_fds and left > 0:
+            sender = None
             try:
-                chunk = os.read(fd, 1 << 16)
+                if fd == self.record_fd:
+                    chunk, ancillary, _, _ = self.record_sock.recvmsg(min(left, size), _CREDENTIALS_SPACE)
+                    sender = _sender(ancillary)  # one writer's bytes per read: the kernel never joins two
+                else:
+                    chunk = os.read(fd, min(left, size))
             except BlockingIOError:
                 return None
             if not chunk:
                 self.open_fds.remove(fd)
                 poller.unregister(fd)
                 return None
+            left = left - len(chunk) if drain else 0
+            if fd == self.record_fd:
+                self.own = self.own or sender
+                if sender is None or sender != self.own:
+                    continue
             ending = self._handle(fd, chunk, poller)
-            if ending or not drain:
+            if ending:
                 return ending
         return None
 
     def _handle(self, fd: int, chunk: bytes, poller: select.poll) -> _Ending | None:
+        if fd != self.record_fd and len(chunk) == self.read_size[fd]:
+            self._late()  # the pipe was full: its writer may have been waiting for room
         if fd == self.stdout_fd:
             self.stdout_bytes += len(chunk)
             if self.stdout_bytes > self.config.output_bytes:
@@ -445,7 +512,7 @@ class _Watch:
             return None
         self.record += chunk
         if len(self.record) > _RECORD_BYTES:
-            return _Ending(Outcome.ERROR, "the record socket overflowed: something other than the runner wrote to it")
+            return _Ending(Outcome.ERROR, "the record socket overflowed: the candidate wrote to it")
         *lines, self.record = self.record.split(b"\n")
         for line in lines:
             try:
@@ -461,7 +528,10 @@ class _Watch:
             elif record.event == "value" and self.limit is not None:
                 self._answer(record)
             elif record.event == "finished" and self.limit is not None:
-                # The child flushed its output before writing this: count all of it against the cap.
+                # The child flushed its output before writing this: what any of the candidate's
+                # processes wrote before it is in the pipes now, and counts against the caps
+                # (tests/test_record.py). A fork still writing meanwhile races with the record, as it
+                # would on any machine: its output counts as far as it has got.
                 for out_fd in (self.stdout_fd, self.stderr_fd):
                     ending = self._read(out_fd, poller, drain=True)
                     if ending:
@@ -472,7 +542,7 @@ class _Watch:
     def _started(self, record: _ChildRecord) -> None:
         """The candidate's clock starts now."""
         start, ceiling = record.clock / 1e9, self.timeout * self.config.wall_ceiling_factor
-        self.limit = Limit(self.timeout, ceiling, start, record.waited, record.pid)
+        self.limit = Limit(self.timeout, ceiling, start, record.waited, self.own)
         self.deadline = start + self.timeout
         self.protections = record.protections
         self.contained = record.protections.get("pid_namespace") == "on"
@@ -497,6 +567,26 @@ class _Watch:
             os.write(self.record_fd, answer)
         except OSError:  # gone, or not reading what it is sent: it waits for nothing, or for its deadline
             pass
+        self._late()
+
+    def _late(self) -> None:
+        """The candidate's process may be waiting on this one: charge it none of the time we were late
+        (worker/timelimit.py), that is our wait for a CPU in the poll() that woke us, and our time since
+        (or since the last time this was counted, for that wake-up)."""
+        now = time.monotonic()
+        if self.limit is not None:
+            at, waited_ns = self.woke
+            self.limit.pause(at - waited_ns / 1e9, now)
+        self.woke = (now, 0)
+
+    def _cpu_wait(self) -> int:
+        """How long this thread has waited for a CPU, in ns (its schedstat's second field; 0: no figure)."""
+        if self.schedstat is None:
+            return 0
+        try:
+            return int(os.pread(self.schedstat, 128, 0).split()[1])
+        except (OSError, IndexError, ValueError):
+            return 0
 
     def _drain(self, poller: select.poll) -> _Ending | None:
         for fd in list(self.open_fds):
@@ -537,6 +627,8 @@ class _Watch:
         return ending
 
     def _exited(self, poller: select.poll) -> _Ending:
+        # What the candidate's process wrote before it ended is in the pipes and the socket: its record
+        # decides, whether the host saw the exit or the record first.
         ending = self._drain(poller)
         if ending:
             return ending

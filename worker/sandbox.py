@@ -24,6 +24,11 @@ Each protection is reported in the child's "started" record, and with the result
               process outside it out of reach.
   signals     Landlock's scopes (ABI 6): signals, and connections to abstract unix sockets, only
               within the candidate's own domain: its process and what it starts.
+  capabilities  none, in the candidate's own process before any of its code runs (confine()): made
+              in a user namespace, it would hold them all there, and with CAP_SYS_ADMIN over its PID
+              namespace a process it forks could send the host a record in its name (SCM_CREDENTIALS
+              with another pid: worker/runner.py). With no_new_privs and no execve, nothing it starts
+              gets one back.
 
 Each step only adds restrictions; none can be undone by what it covers. This file is the host's
 worker.sandbox and the child's module `sandbox` (loaded beside child.py): it uses built-in modules
@@ -35,7 +40,7 @@ import os
 import sys
 
 #: The protections this module reports, besides the PID namespace (worker/child.py).
-PROTECTIONS = ("network", "filesystem", "syscalls", "signals")
+PROTECTIONS = ("network", "filesystem", "syscalls", "signals", "capabilities")
 
 #: System files and directories (besides Python's own) a candidate may read: the dynamic loader's cache
 #: and the libraries, time zones, CPU counts (os.cpu_count reads /sys), MIME types, OpenSSL's config.
@@ -124,6 +129,9 @@ _NAMESPACE_FLAGS = 0x00020000 | 0x02000000 | 0x04000000 | 0x08000000 | 0x1000000
 _AF_UNIX, _AF_INET, _AF_INET6, _SOCK_STREAM = 1, 2, 10, 1
 _EPERM, _ENOSYS, _EAFNOSUPPORT = 1, 38, 97
 _PR_SET_NO_NEW_PRIVS = 38
+# capset(2)'s header: _LINUX_CAPABILITY_VERSION_3 and pid 0 (this thread); then two empty sets of
+# (effective, permitted, inheritable) u32 (capabilities 0-31, 32-63). The ambient set goes with them.
+_NO_CAPABILITIES = (0x20080522).to_bytes(4, sys.byteorder) + bytes(4), bytes(24)
 
 # ---- Landlock -------------------------------------------------------------------------------------------
 
@@ -327,8 +335,23 @@ def ruleset(plan: Plan | str, workdir: str) -> int | str:
 
 def confine(plan: Plan | str, rules: int | str) -> dict[str, str]:
     """In the candidate's own process: add read access to its own /proc/<pid> to the ruleset (`rules`:
-    ruleset()'s), restrict this process and all it starts to it, and close it; the states of
-    "filesystem" and "signals"."""
+    ruleset()'s), restrict this process and all it starts to it, and close it; then drop every
+    capability (after: without no_new_privs, Landlock needs CAP_SYS_ADMIN). The states of
+    "filesystem", "signals" and "capabilities"."""
+    return {**_landlock(plan, rules), "capabilities": _drop_capabilities(plan)}
+
+
+def _drop_capabilities(plan: Plan | str) -> str:
+    if isinstance(plan, str):
+        return plan
+    try:
+        plan.call("capset", *_NO_CAPABILITIES)
+    except OSError as exc:
+        return f"refused: capset: {exc}"
+    return "on"
+
+
+def _landlock(plan: Plan | str, rules: int | str) -> dict[str, str]:
     if isinstance(rules, str):
         return {"filesystem": rules, "signals": rules}
     assert isinstance(plan, Plan)

@@ -16,6 +16,13 @@ charged too (see the README for what it amounts to here).
 A wall-clock ceiling, wall_ceiling_factor times the limit, still ends every run on a machine so wedged
 that the candidate barely runs; a run it ends says so.
 
+Nor is it charged for the host being late while it waits on the host, for the answer to a "value"
+line or for room in a stdout or stderr pipe it has filled: on a busy machine that is load too. The
+host notes each time it was late (worker/runner.py, _Watch._late()): from when the poll() that woke it
+would have returned on an idle machine (less its own wait for a CPU in it) to when it had done. A
+pipe filled by another of the candidate's processes while its main thread runs on earns it that
+lateness too, once per pipeful: at most 20 before the default caps.
+
 The figure is read when the nominal deadline arrives, not on every poll: the child sends it (with
 its clock) when it starts and when it finishes, and the host looks it up in /proc only at a
 deadline, pushing the deadline on by the time the candidate is still owed.
@@ -23,7 +30,7 @@ deadline, pushing the deadline on by the time the candidate is still owed.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 
 @dataclass
@@ -33,6 +40,10 @@ class Limit:
     start: float  # the child's CLOCK_MONOTONIC when it started, in seconds
     waited: int | None  # how long its main thread had waited for a CPU by then, ns; None: no figure
     pid: int | None  # its pid as this process sees it, for looking the figure up
+    pauses: list[tuple[float, float]] = field(default_factory=list)  # (from, to): it waited on a late host
+
+    def pause(self, since: float, until: float) -> None:
+        self.pauses.append((since, until))
 
     @property
     def wall_clock_only(self) -> bool:
@@ -41,11 +52,13 @@ class Limit:
 
     def charged(self, now: float, waited: int | None) -> float:
         """Seconds charged at monotonic time `now`, when the main thread had waited `waited` ns."""
+        # Only what the host was late before `now` (a pause noted later may end after the clock read).
+        running = now - self.start - sum(max(0.0, min(until, now) - since) for since, until in self.pauses)
         if waited is None or self.waited is None:
-            return max(0.0, now - self.start)
+            return max(0.0, running)
         # Never below zero: a wait is added to the figure only when it ends, so one under way when the
         # first figure was read may be counted in the second but not in the time between them.
-        return max(0.0, now - self.start - max(0, waited - self.waited) / 1e9)
+        return max(0.0, running - max(0, waited - self.waited) / 1e9)
 
     def charged_now(self, now: float) -> float:
         return self.charged(now, self._waited_now())
