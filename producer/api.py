@@ -31,7 +31,7 @@ from producer.backend import backend
 from producer.breakdown import breakdown
 from producer.compare import Comparison, compare
 from producer.html_report import render_comparison, render_run
-from producer.inputs import InputError, read_jsonl
+from producer.inputs import InputError, read_jsonl, write_whole
 from producer.persample import SampleResult, with_results
 from producer.problems import CANONICAL, load_problems, write_canonical_samples
 from producer.report import RunReport, build_report, progress
@@ -263,11 +263,11 @@ def compare_runs(client: redis.Redis, a: str, b: str, k: Sequence[int] | None = 
 
 def run_html(client: redis.Redis, report: RunReport, path: str | Path) -> Path:
     """Write the page of the run `report` is of (built with intervals) to `path`."""
-    return _write(Path(path), render_run(report, breakdown(client, report.run, report.tasks)))
+    return write_whole(Path(path), render_run(report, breakdown(client, report.run, report.tasks)))
 
 
 def comparison_html(comparison: Comparison, path: str | Path) -> Path:
-    return _write(Path(path), render_comparison(comparison))
+    return write_whole(Path(path), render_comparison(comparison))
 
 
 def summarize(client: redis.Redis, name: str) -> RunSummary:
@@ -300,12 +300,4 @@ def _saved(directory: Path, records: Records, what: str) -> Path:
         except (TypeError, ValueError) as exc:
             raise InputError(f"{what} given as objects, record {number}: cannot be written as JSON: {exc}") from None
     text = "".join(lines)
-    return _write(directory / f"{hashlib.sha256(text.encode()).hexdigest()[:20]}.jsonl", text)
-
-
-def _write(path: Path, text: str) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    partial = path.with_name(path.name + ".partial")
-    partial.write_text(text, encoding="utf-8")
-    partial.replace(path)  # all or nothing
-    return path
+    return write_whole(directory / f"{hashlib.sha256(text.encode()).hexdigest()[:20]}.jsonl", text)

@@ -273,7 +273,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
         except KeyboardInterrupt:
             stderr.print(f"interrupted; nothing is lost: [bold]codeexec status {meta.run} --wait[/] carries on")
             raise
-        return _report(client, meta.run, meta.k, args)
+        return _report(client, meta.run, meta.k, args, None)
 
 
 def cmd_submit(args: argparse.Namespace) -> int:
@@ -312,22 +312,24 @@ def cmd_workers(args: argparse.Namespace) -> int:
 def cmd_report(args: argparse.Namespace) -> int:
     with backend(get_settings()) as client:
         meta = load_meta(client, args.run)
-        return _report(client, args.run, args.k or meta.k, args)
+        return _report(client, args.run, args.k or meta.k, args, args.samples)
 
 
-def _report(client: redis.Redis, run: str, ks: list[int], args: argparse.Namespace) -> int:
+def _report(client: redis.Redis, run: str, ks: list[int], args: argparse.Namespace, moved: Path | None) -> int:
+    """Print the run's report and write the files asked for; `moved`: where its samples file is now, if
+    not where it was submitted from (the run records that path: for eval, the one it just wrote)."""
     from producer.display import print_report, stderr
 
     report = build_report(client, run, ks, intervals=True)
     if args.per_sample:
-        count = write_per_sample(client, load_meta(client, run), args.per_sample, getattr(args, "samples", None))
+        count = write_per_sample(client, load_meta(client, run), args.per_sample, moved)
         stderr.print(f"wrote {count} lines to {args.per_sample}")
     if args.html:
         run_html(client, report, args.html)
         stderr.print(f"wrote the HTML report to {args.html}")
     if args.evalplus_results:
         meta = load_meta(client, run)
-        count = write_eval_results(client, meta, args.evalplus_results, getattr(args, "samples", None))
+        count = write_eval_results(client, meta, args.evalplus_results, moved)
         stderr.print(f"wrote EvalPlus's results of {count} samples to {args.evalplus_results}")
     if args.json:
         document = report.model_dump(exclude={"tasks"})

@@ -1,4 +1,5 @@
-"""Reading input files line by line, with errors that name the file and the line."""
+"""Reading input files line by line, with errors that name the file and the line; writing the files a run
+keeps, whole or not at all."""
 
 from __future__ import annotations
 
@@ -55,3 +56,12 @@ def read_jsonl(path: Path, digest: hashlib._Hash | None = None) -> Iterator[tupl
         yield line_no, value
     if not seen:
         raise InputError(f"{path}: empty file: expected one JSON object per line")
+
+
+def write_whole(path: Path, text: str) -> Path:
+    """Write `text` to `path` (and the directories it needs): all of it, or nothing, never a part."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    partial = path.with_name(path.name + ".partial")
+    partial.write_text(text, encoding="utf-8")
+    partial.replace(path)
+    return path

@@ -5,6 +5,7 @@ bundled here), and problem files in codeexec's, MBPP's, HumanEval's, EvalPlus's 
 from __future__ import annotations
 
 import ast
+import hashlib
 import json
 import re
 import textwrap
@@ -14,7 +15,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field, ValidationError
 
-from producer.inputs import InputError, open_text_lines, read_jsonl
+from producer.inputs import InputError, open_text_lines, read_jsonl, write_whole
 from worker.models import IOTests, Problem
 
 HUMANEVAL = "humaneval"
@@ -261,7 +262,8 @@ def write_canonical_samples(spec: str, directory: Path, problems: Container[str]
         else:
             wanted = "canonical_solution, or MBPP's code"
             raise InputError(f"{where}: --samples {CANONICAL}: no reference solution ({wanted})")
-    directory.mkdir(parents=True, exist_ok=True)
-    path = directory / f"{source.name.split('.')[0]}-canonical.jsonl"
-    path.write_text("".join(json.dumps(sample) + "\n" for sample in samples if sample["task_id"] in problems))
-    return path
+    text = "".join(json.dumps(sample) + "\n" for sample in samples if sample["task_id"] in problems)
+    # A run's samples file is part of its record (its per-sample output reads it again): one of other
+    # problems (another split, another file of the same name) must never be written over it.
+    name = f"{source.name.split('.')[0]}-canonical.jsonl"
+    return write_whole(directory / hashlib.sha256(text.encode()).hexdigest()[:20] / name, text)

