@@ -16,7 +16,13 @@ from helpers import ROOT, Worker, interpreters
 from producer.server import EmbeddedServer
 from worker.settings import get_settings
 
-INTERPRETERS = interpreters()
+# Candidates run under every supported Python the machine has; with CODEEXEC_TEST_CANDIDATES=own, under
+# the one running the tests only (.ci/run's runs under other Pythons: its first run covers the rest).
+INTERPRETERS = (
+    {sys.version_info.minor: sys.executable}
+    if os.environ.get("CODEEXEC_TEST_CANDIDATES") == "own"
+    else interpreters()
+)
 
 # Commands the tests start stop their workers when they end, unless a test asks for warm ones
 # (tests/test_resident.py): a resident left in a temporary data directory would outlive it.
