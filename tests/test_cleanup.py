@@ -22,7 +22,8 @@ from pathlib import Path
 import pytest
 
 from helpers import HANG_S, ROOT, processes_with, refusing_interpreter, wait_for_orphans
-from worker.proctree import become_subreaper, children
+from worker import proctree
+from worker.proctree import CandidateTree, become_subreaper, children
 from worker.result import RunResult
 from worker.runner import run_candidate
 from worker.settings import get_settings
@@ -134,6 +135,41 @@ def test_nothing_survives_an_escape_200_times(
         result = probe.run(code)
         assert result.exit_code == "pass", (repetition, result)
         assert not (left := probe.survivors()), (repetition, left)
+
+
+def test_a_process_whose_environment_cannot_be_read_is_told_by_its_state(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Run without privilege, the host cannot read the environment of a process that is exiting (its
+    # memory is gone: EACCES): a fork of the candidate's that left its session, exiting while the
+    # clean-up looked, was taken for another's, and the orphans it left outlived the run (6 runs of 800
+    # of test_sandbox's double fork without a namespace, as a user beside two busy loops; seen first in
+    # the worker container). A zombie born during the run is the candidate's; a live process,
+    # undecided until it can be read.
+    real_open = open
+
+    def unreadable(path: str, *arguments: object, **keywords: object) -> object:
+        if str(path).endswith("/environ"):
+            raise PermissionError(13, "Permission denied", path)
+        return real_open(path, *arguments, **keywords)
+
+    tree = CandidateTree()
+    tree.root = subprocess.Popen(["true"])  # a root whose session neither child is in
+    tree.root.wait()
+    exiting = os.fork()
+    if exiting == 0:
+        os._exit(0)
+    living = subprocess.Popen(["sleep", "30"])
+    try:
+        hang = time.monotonic() + HANG_S
+        while Path(f"/proc/{exiting}/stat").read_text().rpartition(") ")[2].split()[0] != "Z":
+            assert time.monotonic() < hang
+            time.sleep(0.001)
+        monkeypatch.setattr(proctree, "open", unreadable, raising=False)
+        assert tree.belongs(exiting) is True
+        assert tree.belongs(living.pid) is None
+    finally:
+        os.waitpid(exiting, 0)
+        living.kill()
+        living.wait()
 
 
 def test_a_descendant_that_clears_its_environment_is_gone_too(probe: Probe) -> None:

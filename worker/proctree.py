@@ -150,7 +150,7 @@ class CandidateTree:
     def belongs(self, pid: int) -> bool | None:
         """Whether a child of this process is this candidate's: in its session, carrying its token, or
         a zombie born since the candidate was (and no other candidate's root). None: cannot tell yet
-        (a process in exec() shows an empty environment for a moment)."""
+        (a process in exec() shows an empty environment for a moment, one exiting an unreadable one)."""
         assert self.root is not None
         try:
             if os.getsid(pid) == self.root.pid:  # a syscall, no /proc lookup; works on zombies too
@@ -160,10 +160,11 @@ class CandidateTree:
         try:
             with open(f"/proc/{pid}/environ", "rb") as environ:
                 variables = environ.read()
-        except ProcessLookupError:  # a zombie's, on some kernels
-            variables = b""
         except OSError:
-            return False
+            # A zombie's (ESRCH, on some kernels), or one exiting, whose memory is gone: without privilege
+            # EACCES, and taking that for "not the candidate's" left its orphans, re-parented to us only
+            # once its exit is done, to outlive the run. Its state says (it is a zombie soon).
+            variables = b""
         if variables:
             return not self.markers.isdisjoint(variables.split(b"\0"))
         try:
