@@ -28,15 +28,13 @@ import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from producer.agreement import Agreement, EvalPlusAgreement, compare, compare_statuses
-from producer.backend import private_backend
-from producer.problems import load_problems
-from producer.report import progress
-from producer.samples import read_samples
-from producer.submit import new_meta, submit
-from worker.settings import get_settings
+from codeexec.producer.agreement import Agreement, EvalPlusAgreement, compare, compare_statuses
+from codeexec.producer.backend import private_backend
+from codeexec.producer.problems import load_problems
+from codeexec.producer.report import progress
+from codeexec.producer.samples import read_samples
+from codeexec.producer.submit import new_meta, submit
+from codeexec.worker.settings import get_settings
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"
 REFERENCE = SHARED / "humaneval-reference"

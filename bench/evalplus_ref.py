@@ -14,9 +14,7 @@ import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from producer.problems import HUMANEVALPLUS_PATH
+from codeexec.producer.problems import HUMANEVALPLUS_PATH
 
 VERSION = "0.3.1"
 VENV = Path(tempfile.gettempdir()) / f"codeexec-bench-evalplus-{VERSION}"

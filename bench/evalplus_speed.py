@@ -9,7 +9,7 @@ end to end, each command timed whole:
   codeexec (`codeexec eval --problems humanevalplus`) on a fresh private Valkey with no worker up,
   so it starts them and computes its truth;
 - warm: EvalPlus again, with the cache it made; codeexec again, its workers still up (keep-warm)
-  and the truth kept from the first run (worker/evalplus.py).
+  and the truth kept from the first run (worker/judging/evalplus.py).
 
 Both get the machine's cores (EvalPlus --parallel N, codeexec N workers). EvalPlus is installed
 into a throw-away virtualenv by bench/evalplus_ref.py. Prints samples/s of each and the ratio, and
@@ -32,7 +32,6 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import evalplus_ref
 
@@ -58,9 +57,10 @@ SETS = {
 
 def codeexec_eval(samples: Path, data_dir: Path, cores: int) -> tuple[float, dict, float]:
     """The command's wall-clock seconds, its JSON report, and the seconds its samples were charged."""
-    environment = os.environ | {"CODEEXEC_DATA_DIR": str(data_dir), "PYTHONPATH": str(ROOT)}
+    environment = os.environ | {"CODEEXEC_DATA_DIR": str(data_dir)}
     per_sample = data_dir / "per-sample.jsonl"
-    command = [sys.executable, "-m", "producer.cli", "eval", "--problems", "humanevalplus", "--samples", str(samples)]
+    command = [sys.executable, "-m", "codeexec.producer.cli", "eval", "--problems", "humanevalplus"]
+    command += ["--samples", str(samples)]
     command += ["--workers", str(cores), "--k", "1", "--json", "--per-sample", str(per_sample)]
     began = time.monotonic()
     out = subprocess.run(command, env=environment, capture_output=True, text=True)
@@ -97,8 +97,8 @@ def main() -> None:
                 f"plus {report['pass_at_k']['1']:.4f})"
             )
         subprocess.run(
-            [sys.executable, "-m", "producer.cli", "stop"],
-            env=os.environ | {"CODEEXEC_DATA_DIR": str(directory / "codeexec"), "PYTHONPATH": str(ROOT)},
+            [sys.executable, "-m", "codeexec.producer.cli", "stop"],
+            env=os.environ | {"CODEEXEC_DATA_DIR": str(directory / "codeexec")},
             capture_output=True,
         )
 

@@ -22,26 +22,24 @@ import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
 import redis
 
-from producer.problems import load_problems
-from producer.report import progress
-from producer.samples import read_samples
-from producer.server import EmbeddedServer
-from producer.submit import new_meta, submit
-from worker import keys
-from worker.leases import Lease
-from worker.settings import get_settings
+from codeexec.producer.problems import load_problems
+from codeexec.producer.report import progress
+from codeexec.producer.samples import read_samples
+from codeexec.producer.server import EmbeddedServer
+from codeexec.producer.submit import new_meta, submit
+from codeexec.worker.queue import keys
+from codeexec.worker.queue.leases import Lease
+from codeexec.worker.settings import get_settings
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
 def start_worker(name: str, url: str, log: Path) -> subprocess.Popen[bytes]:
     return subprocess.Popen(
-        [sys.executable, "-m", "producer.cli", "worker", "--concurrency=1", f"--hostname={name}@%h"],
-        env={**os.environ, "CODEEXEC_REDIS_URL": url, "PYTHONPATH": str(ROOT)},
+        [sys.executable, "-m", "codeexec.producer.cli", "worker", "--concurrency=1", f"--hostname={name}@%h"],
+        env={**os.environ, "CODEEXEC_REDIS_URL": url},
         cwd=ROOT,
         stdout=log.open("ab"),
         stderr=subprocess.STDOUT,

@@ -1,4 +1,4 @@
-"""What judging in the host costs (worker/split.py): the same candidates with their tests split, as every
+"""What judging in the host costs (worker/process/split.py): the same candidates with their tests split, as every
 run splits them, and with the very same tests judged in the candidate's process (each wrapped in `if
 True:`, which keeps the assert's meaning and keeps it whole), through run_candidate in this process,
 fork isolation, the arms alternating candidate by candidate so that machine noise hits them alike.
@@ -22,12 +22,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from producer.inputs import read_jsonl
-from producer.problems import humaneval_path, load_problems
-from worker.models import Sample, SampleKind
-from worker.program import program_for
-from worker.result import Outcome
-from worker.runner import run_candidate
+from codeexec.producer.inputs import read_jsonl
+from codeexec.producer.problems import humaneval_path, load_problems
+from codeexec.worker.judging.program import program_for
+from codeexec.worker.models import Sample, SampleKind
+from codeexec.worker.process.runner import run_candidate
+from codeexec.worker.result import Outcome
 
 ASKS = 200
 

@@ -1,6 +1,6 @@
 """Same verdicts in both isolation modes, and with the sandbox on and off: every sample evaluated forked
 from a warm interpreter and in a fresh one (or in the default isolation with workers whose sandbox is on,
-and off: worker/sandbox.py), through the whole distributed path (private Valkey, one worker process
+and off: worker/candidate/sandbox.py), through the whole distributed path (private Valkey, one worker process
 per core), compared line by line. The default isolation is "fork", and the sandbox on, only if this
 prints no difference.
 
@@ -24,8 +24,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.agreement import MBPP, MBPP_SOLUTIONS, REFERENCE, mbpp_reference
 from bench.runs import Evaluated, evaluate
-from producer.backend import private_backend
-from producer.problems import load_problems, write_canonical_samples
+from codeexec.producer.backend import private_backend
+from codeexec.producer.problems import load_problems, write_canonical_samples
 
 ARMS = {"isolation": ("fork", "fresh"), "sandbox": ("on", "off")}
 

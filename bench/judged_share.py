@@ -1,5 +1,5 @@
-"""How many tests of each problem set the host judges (worker/split.py), and which stay in the
-candidate's process: the README's table under "Verdicts judged in the host". No timing, no server:
+"""How many tests of each problem set the host judges (worker/process/split.py), and which stay in the
+candidate's process: the table of docs/judging.md under "Verdicts judged in the host". No timing, no server:
 the split is decided from the tests alone, as every worker decides it.
 
     python bench/judged_share.py [--list]
@@ -14,8 +14,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.agreement import MBPP
-from producer.problems import load_problems
-from worker.split import split
+from codeexec.producer.problems import load_problems
+from codeexec.worker.process.split import split
 
 SETS = {
     "HumanEval": ("humaneval", "all"),

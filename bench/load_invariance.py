@@ -42,9 +42,9 @@ import evalplus_ref
 import redis
 
 from bench.runs import Evaluated, evaluate
-from producer.backend import private_backend
-from producer.problems import load_problems, write_canonical_samples
-from worker.settings import get_settings
+from codeexec.producer.backend import private_backend
+from codeexec.producer.problems import load_problems, write_canonical_samples
+from codeexec.worker.settings import get_settings
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"
 CORES = os.cpu_count() or 1

@@ -23,11 +23,10 @@ import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))  # test hosts, shared with the test
 
+from codeexec.producer.server import server_binary
 from netns import Network, unavailable
-from producer.server import server_binary
 
 ROOT = Path(__file__).resolve().parents[1]
 PASSWORD = "bench-hosts-only"
@@ -51,7 +50,7 @@ def main() -> None:
             directory / "redis.log",
         )  # fmt: skip
         url = f"redis://:{PASSWORD}@{net.address('redis')}:6379/0"
-        env = {**os.environ, "CODEEXEC_REDIS_URL": url, "PYTHONPATH": str(ROOT)}
+        env = {**os.environ, "CODEEXEC_REDIS_URL": url}
         problems = directory / "problems.jsonl"
         problems.write_text(json.dumps({"task_id": "t", "assertions": ["assert f() == 1"]}) + "\n")
         samples = directory / "samples.jsonl"
@@ -59,7 +58,7 @@ def main() -> None:
         samples.write_text(samples.read_text() * args.samples)
 
         def sweep(name: str) -> float:
-            command = [sys.executable, "-m", "producer.cli", "eval", "--problems", str(problems), "--samples",
+            command = [sys.executable, "-m", "codeexec.producer.cli", "eval", "--problems", str(problems), "--samples",
                        str(samples), "--run", name, "--workers", "0", "--json"]  # fmt: skip
             began = time.perf_counter()
             out = net.run("producer", command, env=env, timeout=3600)
@@ -67,7 +66,7 @@ def main() -> None:
             return args.samples / (time.perf_counter() - began)
 
         def with_workers(hosts: dict[str, int], name: str) -> float:
-            command = [sys.executable, "-m", "producer.cli", "worker"]
+            command = [sys.executable, "-m", "codeexec.producer.cli", "worker"]
             workers = [
                 net.popen(host, [*command, f"--concurrency={count}"], directory / f"{host}.log", env=env)
                 for host, count in hosts.items()

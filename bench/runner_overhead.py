@@ -2,15 +2,19 @@
 
 - isolation "fresh" against a bare `python -I -c pass` (goal: at most 1.25x);
 - isolation "fork" against a bare fork of a process of the zygote's size: a helper interpreter started
-  like a zygote (worker/child.py loaded) that, for each byte it reads from a pipe, forks a child that
+  like a zygote (worker/candidate/serve.py loaded) that, for each byte it reads from a pipe, forks a child that
   _exits at once, reaps it and answers (goal: at most 2x).
 
 Each runner arm is timed with its default settings (a PID namespace and the sandbox where the kernel
-allows them), without the namespace, and without the sandbox (worker/sandbox.py), to show what each
+allows them), without the namespace, and without the sandbox (worker/candidate/sandbox.py), to show what each
 costs. All arms alternate in one run, so machine noise hits
 them alike; the figures are medians.
 
-    python bench/runner_overhead.py [--rounds 200]
+    python bench/runner_overhead.py [--rounds 200] [--before CHECKOUT]
+
+--before: a checkout of an earlier commit whose modules are top-level `worker` and `producer` (before
+the package was `codeexec`): its `fresh` and `fork` arms are timed beside this tree's, each in a
+helper process of its own that times one candidate per request, so both sides pay the same.
 """
 
 from __future__ import annotations
@@ -24,15 +28,13 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from codeexec.worker.judging.program import score_code_exec
+from codeexec.worker.settings import get_settings
 
-from worker.runner import score_code_exec
-from worker.settings import get_settings
-
-# A zygote's size without its work: worker/child.py loaded, then fork, _exit, reap, answer.
+# A zygote's size without its work: worker/candidate/serve.py loaded, then fork, _exit, reap, answer.
 FORKER = f"""import os, sys
-sys.path[0] = {str(Path(__file__).resolve().parents[1] / "worker")!r}
-import child
+sys.path[0] = {str(Path(__file__).resolve().parents[1] / "worker" / "candidate")!r}
+import serve
 while os.read(0, 1):
     pid = os.fork()
     if pid == 0:
@@ -42,9 +44,42 @@ while os.read(0, 1):
 """
 
 
+# Times one candidate per line it reads ("fresh" or "fork"), through a tree's score_code_exec; answers ms.
+HELPER = """import sys, time
+{import_line}
+generation = "```python\\ndef add(a, b):\\n    return a + b\\n```"
+for line in sys.stdin:
+    began = time.perf_counter()
+    result = score_code_exec(generation, ["assert add(1, 2) == 3"], isolation=line.strip())
+    took = (time.perf_counter() - began) * 1000
+    assert result.exit_code == "pass", result
+    print(took, flush=True)
+"""
+
+
+class Helper:
+    """A process that runs candidates through one tree's runner, timing each itself."""
+
+    def __init__(self, interpreter: str, import_line: str) -> None:
+        code = HELPER.format(import_line=import_line)
+        self.process = subprocess.Popen(
+            [interpreter, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, cwd="/"
+        )
+
+    def time(self, isolation: str) -> float:
+        self.process.stdin.write(isolation + "\n")  # type: ignore[union-attr]
+        self.process.stdin.flush()  # type: ignore[union-attr]
+        return float(self.process.stdout.readline()) / 1000  # type: ignore[union-attr]
+
+    def close(self) -> None:
+        self.process.stdin.close()  # type: ignore[union-attr]
+        self.process.wait()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--rounds", type=int, default=200)
+    parser.add_argument("--before", type=Path, help="an earlier checkout, timed beside this tree (see above)")
     args = parser.parse_args()
 
     interpreter = get_settings().interpreter
@@ -60,7 +95,7 @@ def main() -> None:
     def bare_python() -> None:
         subprocess.run([interpreter, "-I", "-c", "pass"], check=True)
 
-    def runner(isolation: str, pid_namespace: str = "auto", sandbox: str = "auto") -> Callable[[], None]:
+    def runner(isolation: str, pid_namespace: str = "auto", sandbox: str = "auto") -> Callable[[], object]:
         def call() -> None:
             result = score_code_exec(
                 generation, assertions, isolation=isolation, pid_namespace=pid_namespace, sandbox=sandbox
@@ -79,17 +114,29 @@ def main() -> None:
         "fresh, no namespace": runner("fresh", "off"),
         "fresh, no sandbox": runner("fresh", sandbox="off"),
     }
+    helpers: list[Helper] = []
+    if args.before:
+        this = Helper(sys.executable, "from codeexec.worker.judging.program import score_code_exec")
+        old_import = f"sys.path.insert(0, {str(args.before.resolve())!r})\nfrom worker.runner import score_code_exec"
+        before = Helper(sys.executable, old_import)
+        helpers = [this, before]
+        for mode in ("fresh", "fork"):
+            arms[f"{mode}, this tree (helper)"] = lambda h=this, m=mode: h.time(m)
+            arms[f"{mode}, before (helper)"] = lambda h=before, m=mode: h.time(m)
     timings: dict[str, list[float]] = {name: [] for name in arms}
     for _ in range(10):  # warm the page cache, the host's imports and the zygote
         for call in arms.values():
             call()
-    for _ in range(args.rounds):
-        for name, call in arms.items():
+    for round_ in range(args.rounds):
+        # Every other round in the reverse order: no arm always follows the same one.
+        for name, call in list(arms.items())[:: 1 if round_ % 2 else -1]:
             began = time.perf_counter()
-            call()
-            timings[name].append(time.perf_counter() - began)
+            timed = call()  # a helper's arm times the candidate itself
+            timings[name].append(time.perf_counter() - began if timed is None else timed)
     forker.stdin.close()  # type: ignore[union-attr]
     forker.wait()
+    for helper in helpers:
+        helper.close()
 
     ms = {name: statistics.median(values) * 1000 for name, values in timings.items()}
     print(f"interpreter: {interpreter}; rounds: {args.rounds} (interleaved); medians")
@@ -98,6 +145,10 @@ def main() -> None:
     print(f"fork:  {ms['fork'] / ms['bare fork']:.2f}x a bare fork of its size (goal <= 2)")
     print(f"fresh: {ms['fresh'] / ms['bare python']:.2f}x a bare python -I -c pass (goal <= 1.25)")
     print(f"fork against fresh: {ms['fresh'] / ms['fork']:.2f}x faster per candidate")
+    if args.before:
+        for mode in ("fresh", "fork"):
+            now, then = ms[f"{mode}, this tree (helper)"], ms[f"{mode}, before (helper)"]
+            print(f"{mode}, this tree against {args.before}: {now - then:+.2f} ms ({now:.2f} vs {then:.2f} ms)")
     for what, arm in (("the PID namespace", "no namespace"), ("the sandbox", "no sandbox")):
         for mode in ("fork", "fresh"):
             cost = ms[mode] - ms[f"{mode}, {arm}"]

@@ -10,13 +10,13 @@ from pathlib import Path
 
 import redis
 
-from producer.persample import with_results
-from producer.problems import load_problems
-from producer.report import progress
-from producer.samples import read_samples
-from producer.submit import new_meta, submit
-from worker.models import StoredResult
-from worker.settings import get_settings
+from codeexec.producer.persample import with_results
+from codeexec.producer.problems import load_problems
+from codeexec.producer.report import progress
+from codeexec.producer.samples import read_samples
+from codeexec.producer.submit import new_meta, submit
+from codeexec.worker.models import StoredResult
+from codeexec.worker.settings import get_settings
 
 
 class Evaluated:
@@ -61,4 +61,4 @@ def verdict(result: StoredResult | None) -> str:
 
 def stop_warm_workers(env: dict[str, str]) -> None:
     """`codeexec stop` in the environment's data directory: the resident a benchmark's commands left."""
-    subprocess.run([sys.executable, "-m", "producer.cli", "stop"], env=env, check=True, capture_output=True)
+    subprocess.run([sys.executable, "-m", "codeexec.producer.cli", "stop"], env=env, check=True, capture_output=True)

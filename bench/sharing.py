@@ -26,16 +26,14 @@ import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
 import redis
 
-from producer.backend import private_backend
-from producer.problems import load_problems, write_canonical_samples
-from producer.report import progress
-from producer.samples import read_samples
-from producer.submit import new_meta, submit
-from worker.settings import get_settings
+from codeexec.producer.backend import private_backend
+from codeexec.producer.problems import load_problems, write_canonical_samples
+from codeexec.producer.report import progress
+from codeexec.producer.samples import read_samples
+from codeexec.producer.submit import new_meta, submit
+from codeexec.worker.settings import get_settings
 
 PROBLEMS = "humaneval"
 

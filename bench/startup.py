@@ -28,7 +28,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 PHASES = ("imports", "Redis and workers", "problems loaded", "submitted", "first result")
-COMMAND = [sys.executable, "-m", "producer.cli", "eval", "--problems", "humaneval"]
+COMMAND = [sys.executable, "-m", "codeexec.producer.cli", "eval", "--problems", "humaneval"]
 MODES = ("warm", "first", "off")
 
 
@@ -36,13 +36,13 @@ def one_round(samples: Path) -> dict[str, float]:
     """In a new interpreter: the phases' ends, in seconds from its start."""
     began = time.monotonic()
     sys.path.insert(0, str(ROOT))
-    import producer.cli  # noqa: F401  (what the command imports)
-    from producer.backend import backend
-    from producer.problems import load_problems
-    from producer.report import progress
-    from producer.samples import read_samples
-    from producer.submit import new_meta, submit
-    from worker.settings import get_settings
+    import codeexec.producer.cli  # noqa: F401  (what the command imports)
+    from codeexec.producer.backend import backend
+    from codeexec.producer.problems import load_problems
+    from codeexec.producer.report import progress
+    from codeexec.producer.samples import read_samples
+    from codeexec.producer.submit import new_meta, submit
+    from codeexec.worker.settings import get_settings
 
     ends = [time.monotonic()]
     with backend(get_settings(), run_jobs=True) as client:
@@ -75,7 +75,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         samples = Path(tmp) / "one.jsonl"
         samples.write_text(json.dumps({"task_id": "HumanEval/0", "completion": "    return False\n"}) + "\n")
-        base = {k: v for k, v in os.environ.items() if k != "CODEEXEC_REDIS_URL"} | {"PYTHONPATH": str(ROOT)}
+        base = {k: v for k, v in os.environ.items() if k != "CODEEXEC_REDIS_URL"}
         base["CODEEXEC_KEEP_WARM_S"] = "600"
         warm = base | {"CODEEXEC_DATA_DIR": f"{tmp}/warm"}
         subprocess.run([*COMMAND, "--samples", str(samples)], env=warm, check=True, capture_output=True)

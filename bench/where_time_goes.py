@@ -21,8 +21,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.runs import evaluate
 from bench.throughput import CORES, sample_sets
-from producer.backend import private_backend
-from worker.proctree import descendants
+from codeexec.producer.backend import private_backend
+from codeexec.worker.process.proctree import descendants
 
 TICK_MS = 1000 / os.sysconf("SC_CLK_TCK")
 ROLES = (

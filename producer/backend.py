@@ -12,12 +12,12 @@ import redis
 from redis.backoff import NoBackoff
 from redis.retry import Retry
 
-from producer import resident
-from producer.inputs import InputError
-from producer.server import EmbeddedServer
-from producer.workers import LocalWorkers
-from worker.settings import Settings, get_settings
-from worker.store import connect
+from codeexec.producer import resident
+from codeexec.producer.inputs import InputError
+from codeexec.producer.server import EmbeddedServer
+from codeexec.producer.workers import LocalWorkers
+from codeexec.worker.queue.store import connect
+from codeexec.worker.settings import Settings, get_settings
 
 
 @contextmanager

@@ -3,7 +3,7 @@
 Flags override ``CODEEXEC_*`` environment variables: they are written into the environment before
 the settings are read, so the workers a command starts see them too.
 
-The terminal display (producer.display, and with it rich) is imported by the commands that use it,
+The terminal display (codeexec.producer.display, and with it rich) is imported by the commands that use it,
 once their samples are submitted: the first sample need not wait for it.
 """
 
@@ -19,23 +19,23 @@ from pathlib import Path
 
 import redis
 
-from producer import resident
-from producer.api import Codeexec, compare_runs, comparison_html, prepare, run_html
-from producer.backend import backend
-from producer.evalplus import write_eval_results
-from producer.inputs import InputError
-from producer.lifetime import Stopped, stop_on_sigterm
-from producer.persample import write_per_sample
-from producer.problems import MBPP_SPLITS
-from producer.report import build_report
-from producer.samples import SampleSet
-from producer.server import EmbeddedServer
-from producer.submit import cancel, load_meta, parse_priority, resume, set_priority, submit
-from producer.workers import WORKER_FLAGS
-from worker import leases
-from worker.models import Problem, RunMeta, SampleKind
-from worker.schedule import priority_name
-from worker.settings import get_settings
+from codeexec.producer import resident
+from codeexec.producer.api import Codeexec, compare_runs, comparison_html, prepare, run_html
+from codeexec.producer.backend import backend
+from codeexec.producer.evalplus import write_eval_results
+from codeexec.producer.inputs import InputError
+from codeexec.producer.lifetime import Stopped, stop_on_sigterm
+from codeexec.producer.persample import write_per_sample
+from codeexec.producer.problems import MBPP_SPLITS
+from codeexec.producer.report import build_report
+from codeexec.producer.samples import SampleSet
+from codeexec.producer.server import EmbeddedServer
+from codeexec.producer.submit import cancel, load_meta, parse_priority, resume, set_priority, submit
+from codeexec.producer.workers import WORKER_FLAGS
+from codeexec.worker.models import Problem, RunMeta, SampleKind
+from codeexec.worker.queue import leases
+from codeexec.worker.queue.schedule import priority_name
+from codeexec.worker.settings import get_settings
 
 DEFAULT_K = "1,10,100"
 
@@ -115,7 +115,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--isolation",
         choices=["fork", "fresh"],
         help="fork: each candidate forked from a warm interpreter; fresh: a new interpreter each "
-        "(default: CODEEXEC_ISOLATION, or the README's choice)",
+        "(default: CODEEXEC_ISOLATION, or fork: see docs/security.md)",
     )
     inputs.add_argument(
         "--min-time-limit",
@@ -150,7 +150,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--treat-as",
         type=SampleKind,
         choices=[kind.value for kind in SampleKind],
-        help="run every sample as this kind, whatever its field is called (default: by field; see README)",
+        help="run every sample as this kind, whatever its field is called (default: by field; see docs/formats.md)",
     )
 
     output = argparse.ArgumentParser(add_help=False)
@@ -265,7 +265,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
     settings = get_settings()
     with backend(settings, args.workers, run_jobs=True) as client:
         submit(client, problems, samples, meta, settings.batch_size)
-        from producer.display import stderr, wait_for
+        from codeexec.producer.display import stderr, wait_for
 
         stderr.print(f"run [bold]{meta.run}[/]: {meta.n_samples} samples over {meta.n_tasks} tasks")
         try:
@@ -285,7 +285,7 @@ def cmd_submit(args: argparse.Namespace) -> int:
 
 
 def cmd_status(args: argparse.Namespace) -> int:
-    from producer.display import print_status, wait_for
+    from codeexec.producer.display import print_status, wait_for
 
     with backend(get_settings(), args.workers, run_jobs=args.wait) as client:
         load_meta(client, args.run)  # a clear error for a run that does not exist
@@ -296,7 +296,7 @@ def cmd_status(args: argparse.Namespace) -> int:
 
 
 def cmd_workers(args: argparse.Namespace) -> int:
-    from producer.display import print_workers
+    from codeexec.producer.display import print_workers
 
     with backend(get_settings()) as client:
         listed = leases.workers(client)
@@ -318,7 +318,7 @@ def cmd_report(args: argparse.Namespace) -> int:
 def _report(client: redis.Redis, run: str, ks: list[int], args: argparse.Namespace, moved: Path | None) -> int:
     """Print the run's report and write the files asked for; `moved`: where its samples file is now, if
     not where it was submitted from (the run records that path: for eval, the one it just wrote)."""
-    from producer.display import print_report, stderr
+    from codeexec.producer.display import print_report, stderr
 
     report = build_report(client, run, ks, intervals=True)
     if args.per_sample:
@@ -366,14 +366,14 @@ def cmd_compare(args: argparse.Namespace) -> int:
     if args.json:
         print(comparison.model_dump_json(exclude=set() if comparison.left_out else {"left_out"}))
         return 0
-    from producer.display import print_comparison
+    from codeexec.producer.display import print_comparison
 
     print_comparison(comparison)
     return 0
 
 
 def cmd_resume(args: argparse.Namespace) -> int:
-    from producer.display import stderr, wait_for
+    from codeexec.producer.display import stderr, wait_for
 
     with backend(get_settings(), args.workers, run_jobs=True) as client:
         count = resume(client, args.run, args.samples)
@@ -397,7 +397,7 @@ def cmd_priority(args: argparse.Namespace) -> int:
 
 
 def cmd_worker(args: argparse.Namespace) -> int:
-    from worker.celery import app  # reads the settings: only once the flags are in the environment
+    from codeexec.worker.queue.app import app  # reads the settings: only once the flags are in the environment
 
     argv = ["worker", *WORKER_FLAGS]
     if args.concurrency:
@@ -432,8 +432,8 @@ def cmd_stop(args: argparse.Namespace) -> int:
 def cmd_doctor(args: argparse.Namespace) -> int:
     """Run a probe candidate in each isolation mode, with this machine's settings, and say what it ran
     under; exit 1 if the settings require a protection that is not in place."""
-    from worker.protections import NAMES, probe
-    from worker.sandbox import missing
+    from codeexec.worker.candidate.sandbox import missing
+    from codeexec.worker.process.protections import NAMES, probe
 
     settings = get_settings()
     found = probe()
@@ -459,7 +459,7 @@ def cmd_flower(args: argparse.Namespace) -> int:
         import flower  # noqa: F401 — only to say clearly that it is missing
     except ImportError:
         raise InputError("Flower is not installed: pip install 'codeexec[monitor]'") from None
-    from worker.celery import app  # reads the settings: only once the flags are in the environment
+    from codeexec.worker.queue.app import app  # reads the settings: only once the flags are in the environment
 
     app.start(["flower", f"--port={args.port}"])
     return 0

@@ -7,9 +7,9 @@ from collections.abc import Sequence
 
 from pydantic import BaseModel, Field
 
-from producer.intervals import bootstrap_interval, moved
-from producer.passk import pass_at_k
-from producer.report import RunReport
+from codeexec.producer.intervals import bootstrap_interval, moved
+from codeexec.producer.passk import pass_at_k
+from codeexec.producer.report import RunReport
 
 
 class Difference(BaseModel):

@@ -10,13 +10,13 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 from rich.table import Table
 
-from producer.compare import Comparison
-from producer.report import RunReport, progress
-from producer.submit import enqueue, load_meta, pending_samples
-from worker import keys
-from worker.leases import Worker, in_flight, workers
-from worker.schedule import Schedule, priority_name
-from worker.settings import get_settings
+from codeexec.producer.compare import Comparison
+from codeexec.producer.report import RunReport, progress
+from codeexec.producer.submit import enqueue, load_meta, pending_samples
+from codeexec.worker.queue import keys
+from codeexec.worker.queue.leases import Worker, in_flight, workers
+from codeexec.worker.queue.schedule import Schedule, priority_name
+from codeexec.worker.settings import get_settings
 
 stderr = Console(stderr=True)
 stdout = Console()
@@ -121,7 +121,7 @@ def _repair(client: redis.Redis, run: str) -> None:
     """The run has not moved for _STALL_S. If nothing of it waits, nothing wakes a worker (no Celery
     message queued) and no worker holds a job of it, its pending samples have no job left (a Redis that
     lost its last second of writes): send them again. The record script makes any duplicate harmless.
-    (Jobs that wait with no Celery message are the workers' to wake: worker/leases.py's Heart.wake.)"""
+    (Jobs that wait with no Celery message are the workers' to wake: worker/queue/leases.py's Heart.wake.)"""
     meta = load_meta(client, run)
     if meta.status != "queued" or client.llen(keys.QUEUE) or in_flight(client, run) or Schedule(client).waiting(run):
         return  # its producer is still storing or sending, or something is on its way
@@ -132,7 +132,7 @@ def _repair(client: redis.Redis, run: str) -> None:
 
 
 def _protections(summary: str) -> str:
-    """ "all on", or the protections that were not (worker/protections.py's summary)."""
+    """ "all on", or the protections that were not (worker/process/protections.py's summary)."""
     states = dict(word.partition("=")[::2] for word in summary.split())
     short = [f"{name} {state}" for name, state in states.items() if state != "on"]
     return "all on" if not short else "without " + ", ".join(short)

@@ -11,12 +11,12 @@ from typing import Any
 
 import redis
 
-from producer.inputs import InputError, open_text_lines
-from producer.problems import load_problems, problems_path
-from producer.samples import read_samples
-from worker import keys
-from worker.models import RunMeta, StoredResult
-from worker.program import program_for
+from codeexec.producer.inputs import InputError, open_text_lines
+from codeexec.producer.problems import load_problems, problems_path
+from codeexec.producer.samples import read_samples
+from codeexec.worker.judging.program import program_for
+from codeexec.worker.models import RunMeta, StoredResult
+from codeexec.worker.queue import keys
 
 
 def write_eval_results(client: redis.Redis, meta: RunMeta, out: Path, samples_path: Path | None = None) -> int:

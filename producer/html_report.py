@@ -14,11 +14,11 @@ import time
 from html import escape
 from urllib.parse import quote
 
-from producer.breakdown import TaskOutcomes
-from producer.compare import Comparison
-from producer.intervals import LEVEL, RESAMPLES
-from producer.report import RunReport
-from worker.result import Outcome
+from codeexec.producer.breakdown import TaskOutcomes
+from codeexec.producer.compare import Comparison
+from codeexec.producer.intervals import LEVEL, RESAMPLES
+from codeexec.producer.report import RunReport
+from codeexec.worker.result import Outcome
 
 OUTCOME_COLOURS = {
     Outcome.PASS.value: "#2e7d32",

@@ -15,7 +15,7 @@ import signal
 from collections.abc import Callable
 from types import FrameType
 
-from worker.proctree import prctl
+from codeexec.worker.process.proctree import prctl
 
 _PR_SET_PDEATHSIG = 1
 

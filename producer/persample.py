@@ -14,10 +14,10 @@ from typing import Any
 
 import redis
 
-from producer.inputs import InputError, read_jsonl
-from producer.samples import task_id_of
-from worker import keys
-from worker.models import RunMeta, StoredResult
+from codeexec.producer.inputs import InputError, read_jsonl
+from codeexec.producer.samples import task_id_of
+from codeexec.worker.models import RunMeta, StoredResult
+from codeexec.worker.queue import keys
 
 
 def write_per_sample(client: redis.Redis, meta: RunMeta, out: Path, samples_path: Path | None = None) -> int:

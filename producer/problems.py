@@ -15,8 +15,8 @@ from typing import Any
 
 from pydantic import BaseModel, Field, ValidationError
 
-from producer.inputs import InputError, open_text_lines, read_jsonl, write_whole
-from worker.models import IOTests, Problem
+from codeexec.producer.inputs import InputError, open_text_lines, read_jsonl, write_whole
+from codeexec.worker.models import IOTests, Problem
 
 HUMANEVAL = "humaneval"
 HUMANEVALPLUS = "humanevalplus"

@@ -11,12 +11,12 @@ from collections.abc import Sequence
 import redis
 from pydantic import BaseModel, Field
 
-from producer.intervals import bootstrap_interval
-from producer.passk import pass_at_k
-from producer.submit import load_meta
-from worker import keys
-from worker.models import RunMeta
-from worker.result import Outcome
+from codeexec.producer.intervals import bootstrap_interval
+from codeexec.producer.passk import pass_at_k
+from codeexec.producer.submit import load_meta
+from codeexec.worker.models import RunMeta
+from codeexec.worker.queue import keys
+from codeexec.worker.result import Outcome
 
 
 class TaskReport(BaseModel):
@@ -53,7 +53,7 @@ class RunReport(BaseModel):
     isolation: str = Field(description="How the candidates' processes started: fork or fresh.")
     protections: dict[str, dict[str, int]] = Field(
         default_factory=dict,
-        description="host -> what its candidates ran under (worker/protections.py, one word per protection) -> "
+        description="host -> what its candidates ran under (worker/process/protections.py, one word per protection) -> "
         "samples.",
     )
     judged: dict[str, int] = Field(

@@ -47,10 +47,10 @@ from typing import IO
 
 from pydantic import BaseModel, ValidationError
 
-from producer.inputs import InputError
-from producer.lifetime import Stopped, stop_on_sigterm
-from producer.server import EmbeddedServer
-from producer.workers import LocalWorkers
+from codeexec.producer.inputs import InputError
+from codeexec.producer.lifetime import Stopped, stop_on_sigterm
+from codeexec.producer.server import EmbeddedServer
+from codeexec.producer.workers import LocalWorkers
 
 ROOT = Path(__file__).resolve().parents[1]
 _LOCK, _STATE, _USERS = "resident.lock", "resident.json", "resident.users"
@@ -76,8 +76,8 @@ def fingerprint(workers: int) -> str:
     for name, value in sorted(os.environ.items()):
         if name not in _VOLATILE:
             digest.update(f"{name}={value}\0".encode())
-    for path in sorted([*ROOT.glob("worker/*.py"), *ROOT.glob("producer/*.py")]):
-        digest.update(path.name.encode() + b"\0" + path.read_bytes())
+    for path in sorted([ROOT / "__init__.py", *ROOT.glob("worker/**/*.py"), *ROOT.glob("producer/**/*.py")]):
+        digest.update(str(path.relative_to(ROOT)).encode() + b"\0" + path.read_bytes())
     return digest.hexdigest()[:16]
 
 
@@ -151,8 +151,9 @@ def _ensure(data_dir: Path, workers: int, keep_warm_s: float) -> ResidentState |
         log.parent.mkdir(parents=True, exist_ok=True)
         with log.open("ab") as out:
             process = subprocess.Popen(
-                [sys.executable, "-m", "producer.resident", str(data_dir), str(workers), wanted],
+                [sys.executable, "-m", "codeexec.producer.resident", str(data_dir), str(workers), wanted],
                 env=dict(os.environ, CODEEXEC_DATA_DIR=str(data_dir)),
+                cwd=data_dir,  # it outlives the command: not the user's directory (held open, on sys.path)
                 stdin=subprocess.DEVNULL,
                 stdout=out,
                 stderr=out,
@@ -259,7 +260,7 @@ def main() -> int:
     parser.add_argument("workers", type=int)
     parser.add_argument("fingerprint")
     args = parser.parse_args()
-    from worker.settings import get_settings
+    from codeexec.worker.settings import get_settings
 
     return serve(args.data_dir, args.workers, args.fingerprint, get_settings().keep_warm_s)
 

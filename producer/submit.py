@@ -13,13 +13,13 @@ from typing import Literal
 
 import redis
 
-from producer.inputs import InputError
-from producer.problems import PROBLEM_SETS, load_problems, problems_path
-from producer.samples import SampleSet, read_samples
-from worker import keys
-from worker.models import Job, Problem, RunMeta, SampleKind
-from worker.schedule import PRIORITIES, Schedule
-from worker.settings import get_settings
+from codeexec.producer.inputs import InputError
+from codeexec.producer.problems import PROBLEM_SETS, load_problems, problems_path
+from codeexec.producer.samples import SampleSet, read_samples
+from codeexec.worker.models import Job, Problem, RunMeta, SampleKind
+from codeexec.worker.queue import keys
+from codeexec.worker.queue.schedule import PRIORITIES, Schedule
+from codeexec.worker.settings import get_settings
 
 _RUN_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
 _PIPELINE_CHUNK = 5000  # commands per round trip while storing
@@ -171,9 +171,9 @@ def enqueue(client: redis.Redis, meta: RunMeta, refs: Sequence[tuple[str, int]],
     Small runs get small jobs, so that every worker gets a share (up to 64 workers); from about a
     thousand samples on, the full batch, so that enqueueing (one Celery message costs ~0.4 ms) and
     Celery's own work per message are not the bottleneck. Runs share the workers by samples, not jobs
-    (worker/schedule.py), so small jobs give a run no more than its share.
+    (worker/queue/schedule.py), so small jobs give a run no more than its share.
     """
-    from worker.tasks import send  # imports the Celery app, configured from the settings
+    from codeexec.worker.queue.ticks import send  # imports the Celery app, configured from the settings
 
     size = job_size(len(refs), batch_size)
     jobs = [Job(run=meta.run, samples=list(chunk)) for chunk in _chunks(refs, size)]

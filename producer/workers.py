@@ -8,8 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from producer.lifetime import dies_with_parent
-from worker import keys
+from codeexec.producer.lifetime import dies_with_parent
+from codeexec.worker.queue import keys
 
 WORKER_FLAGS = ["--loglevel=WARNING", "-Q", keys.QUEUE, "--without-mingle", "--without-gossip"]
 
@@ -19,6 +19,7 @@ class LocalWorkers:
 
     def __init__(self, count: int, data_dir: Path, redis_url: str) -> None:
         self.count = count
+        self.data_dir = data_dir
         self.env = dict(os.environ, CODEEXEC_REDIS_URL=redis_url)
         self.log = data_dir / "logs" / f"worker-{os.getpid()}.log"
         self.process: subprocess.Popen[bytes] | None = None
@@ -30,12 +31,13 @@ class LocalWorkers:
                 [
                     sys.executable,
                     "-m",
-                    "producer.cli",
+                    "codeexec.producer.cli",
                     "worker",
                     f"--concurrency={self.count}",
                     f"--hostname=local-{os.getpid()}@%h",
                 ],
                 env=self.env,
+                cwd=self.data_dir,  # not the user's directory: nothing of theirs on sys.path, nor held open
                 stdin=subprocess.DEVNULL,
                 stdout=log,
                 stderr=log,

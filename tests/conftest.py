@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 import redis
 
+from codeexec.producer.server import EmbeddedServer
+from codeexec.worker.settings import get_settings
 from helpers import ROOT, Worker, interpreters
-from producer.server import EmbeddedServer
-from worker.settings import get_settings
 
 # Candidates run under every supported Python the machine has; with CODEEXEC_TEST_CANDIDATES=own, under
 # the one running the tests only (.ci/run's runs under other Pythons: its first run covers the rest).
@@ -49,7 +49,7 @@ def candidate_interpreter(request: pytest.FixtureRequest, monkeypatch: pytest.Mo
 
 @pytest.fixture(params=["fresh", "fork"])
 def isolation(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
-    """Each isolation mode: a fresh interpreter per candidate, and a fork of a warm one (worker/zygote.py)."""
+    """Each isolation mode: a fresh interpreter per candidate, and a fork of a warm one (worker/process/zygote.py)."""
     monkeypatch.setenv("CODEEXEC_ISOLATION", request.param)
     get_settings.cache_clear()
     yield request.param
@@ -77,7 +77,6 @@ def env(server: EmbeddedServer, tmp_path: Path) -> dict[str, str]:
         **os.environ,
         "CODEEXEC_REDIS_URL": server.url,
         "CODEEXEC_DATA_DIR": str(tmp_path / "data"),
-        "PYTHONPATH": str(ROOT),
     }
 
 
@@ -88,7 +87,10 @@ def start_worker(env: dict[str, str], tmp_path: Path) -> Iterator[Callable[..., 
     def start(name: str = "w1", concurrency: int = 1, extra_env: dict[str, str] | None = None) -> Worker:
         log = tmp_path / f"{name}.log"
         process = subprocess.Popen(
-            [sys.executable, "-m", "producer.cli", "worker", f"--concurrency={concurrency}", f"--hostname={name}@%h"],
+            [
+                *(sys.executable, "-m", "codeexec.producer.cli", "worker"),
+                *(f"--concurrency={concurrency}", f"--hostname={name}@%h"),
+            ],
             env={**env, **(extra_env or {})},
             cwd=ROOT,
             stdout=log.open("wb"),

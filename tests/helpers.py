@@ -16,7 +16,7 @@ from pathlib import Path
 
 import redis
 
-from worker import keys
+from codeexec.worker.queue import keys
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared" / "data"
@@ -73,7 +73,7 @@ class Worker:
 
     def kill_whole(self) -> None:
         """SIGKILL the worker and its pool at once, as if its machine died; reap what comes back to us."""
-        from worker.proctree import descendants
+        from codeexec.worker.process.proctree import descendants
 
         pool = self.pool_pids()
         # The pool's processes, their zygotes and candidates: re-parented to this process if running a
@@ -97,7 +97,7 @@ class Worker:
 def codeexec(env: dict[str, str], *args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
     """Run the codeexec command line as a user would."""
     return subprocess.run(
-        [sys.executable, "-m", "producer.cli", *args],
+        [sys.executable, "-m", "codeexec.producer.cli", *args],
         env=env,
         cwd=ROOT,
         capture_output=True,
@@ -217,8 +217,8 @@ def processes_with(*markers: str, cwd: Sequence[str] = ()) -> list[str]:
 def wait_for_orphans() -> None:
     """Wait until every child of this process (a subreaper: orphans come here) has ended by itself, but
     for its own idle zygotes (isolation "fork")."""
-    from worker.proctree import children
-    from worker.zygote import idle_pids
+    from codeexec.worker.process.proctree import children
+    from codeexec.worker.process.zygote import idle_pids
 
     hang = time.monotonic() + HANG_S
     while left := set(children("self")) - idle_pids():

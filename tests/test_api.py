@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
+from codeexec.producer.api import prepare
+from codeexec.producer.inputs import InputError
 from helpers import ROOT
-from producer.api import prepare
-from producer.inputs import InputError
 
 
 def readme_example() -> str:
@@ -29,7 +29,7 @@ def test_the_readme_example_runs(tmp_path: Path) -> None:
     script = tmp_path / "example.py"
     script.write_text(readme_example())
     environment = {name: value for name, value in os.environ.items() if name != "CODEEXEC_REDIS_URL"}
-    environment |= {"CODEEXEC_DATA_DIR": str(tmp_path / "data"), "PYTHONPATH": str(ROOT), "CODEEXEC_WORKERS": "2"}
+    environment |= {"CODEEXEC_DATA_DIR": str(tmp_path / "data"), "CODEEXEC_WORKERS": "2"}
     out = subprocess.run(
         [sys.executable, str(script)], cwd=tmp_path, env=environment, capture_output=True, text=True, timeout=600
     )
@@ -46,7 +46,7 @@ def test_the_readme_example_runs(tmp_path: Path) -> None:
 
 def test_bad_samples_given_as_objects_say_which(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("CODEEXEC_DATA_DIR", str(tmp_path))
-    from worker.settings import get_settings
+    from codeexec.worker.settings import get_settings
 
     get_settings.cache_clear()
     with pytest.raises(InputError, match=r"^samples given as objects, record 2: expected exactly one of completion"):
@@ -58,7 +58,7 @@ def test_bad_samples_given_as_objects_say_which(tmp_path: Path, monkeypatch: pyt
 
 def test_problems_and_samples_given_as_objects(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("CODEEXEC_DATA_DIR", str(tmp_path))
-    from worker.settings import get_settings
+    from codeexec.worker.settings import get_settings
 
     get_settings.cache_clear()
     problems, samples, meta = prepare(
@@ -79,20 +79,18 @@ def test_problems_and_samples_given_as_objects(tmp_path: Path, monkeypatch: pyte
 def test_a_process_sends_jobs_to_one_redis_only() -> None:
     # The Celery app that sends jobs is configured once; a second Redis would silently get none.
     script = (
-        "import os\nos.environ['CODEEXEC_REDIS_URL'] = 'redis://127.0.0.1:1/0'\nimport worker.celery\n"
-        "from producer.api import connect\nfrom producer.inputs import InputError\n"
+        "import os\nos.environ['CODEEXEC_REDIS_URL'] = 'redis://127.0.0.1:1/0'\nimport codeexec.worker.queue.app\n"
+        "from codeexec.producer.api import connect\nfrom codeexec.producer.inputs import InputError\n"
         "try:\n    with connect('redis://127.0.0.1:2/0'):\n        print('connected')\n"
         "except InputError as exc:\n    print('refused:', exc)\n"
     )
-    out = subprocess.run(
-        [sys.executable, "-c", script], env={**os.environ, "PYTHONPATH": str(ROOT)}, capture_output=True, text=True
-    )
+    out = subprocess.run([sys.executable, "-c", script], env={**os.environ}, capture_output=True, text=True)
     assert out.stdout.startswith("refused: this process sends its jobs to redis://127.0.0.1:1/0 already"), out
 
 
 API_LIFECYCLE = """
 import json
-from producer.api import connect
+from codeexec.producer.api import connect
 from worker import keys
 
 samples = [{"task_id": "HumanEval/0", "completion": "    return False"} for _ in range(5)]

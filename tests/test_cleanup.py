@@ -21,13 +21,13 @@ from pathlib import Path
 
 import pytest
 
+from codeexec.worker.process import proctree
+from codeexec.worker.process.proctree import CandidateTree, become_subreaper, children
+from codeexec.worker.process.runner import run_candidate
+from codeexec.worker.process.zygote import idle_pids as zygote_pids
+from codeexec.worker.result import RunResult
+from codeexec.worker.settings import get_settings
 from helpers import HANG_S, ROOT, processes_with, refusing_interpreter, wait_for_orphans
-from worker import proctree
-from worker.proctree import CandidateTree, become_subreaper, children
-from worker.result import RunResult
-from worker.runner import run_candidate
-from worker.settings import get_settings
-from worker.zygote import idle_pids as zygote_pids
 
 REPETITIONS = 200
 pytestmark = pytest.mark.usefixtures("isolation")
@@ -59,7 +59,7 @@ class Probe:
         self.prelude = f"import os, signal, sys, time\nopen({str(self.report)!r}, 'a').write(os.getcwd() + '\\n')\n"
 
     def run(self, code: str, assertions: list[str] | None = None, **limits: object) -> RunResult:
-        """Without the sandbox (worker/sandbox.py): the escapes exec programs, and the report lies outside
+        """Without the sandbox (worker/candidate/sandbox.py): the escapes exec programs, and the report lies outside
         the working directory. tests/test_sandbox.py looks for survivors with the sandbox on."""
         code = code.replace("MARKER", repr(self.marker))
         assertions = ["assert f() == 1"] if assertions is None else assertions
@@ -198,11 +198,11 @@ def test_a_refused_namespace_is_reported_and_required_means_required(
     # An interpreter whose unshare() fails as a kernel that refuses namespaces makes it fail (as in
     # a container under Docker's default seccomp profile): the runner script runs under it unchanged.
     refusing = refusing_interpreter(tmp_path)
-    monkeypatch.setattr("worker.runner._reported", set())
+    monkeypatch.setattr("codeexec.worker.process.watch._reported", set())
     result = run_candidate("def f():\n    return 1\n", ["assert f() == 1"], interpreter=refusing, sandbox="off")
     assert result.exit_code == "pass"
     expected = "candidates run without pid_namespace: the kernel refused: [Errno 1] Operation not permitted"
-    assert [r.getMessage() for r in caplog.records].count(expected + " (see the README's security section)") == 1
+    assert [r.getMessage() for r in caplog.records].count(expected + " (see docs/security.md)") == 1
     run_candidate("def f():\n    return 1\n", ["assert f() == 1"], interpreter=refusing, sandbox="off")
     assert len([r for r in caplog.records if r.getMessage().startswith(expected)]) == 1  # once per process
     limits = {"interpreter": refusing, "pid_namespace": "require", "sandbox": "off"}
@@ -267,7 +267,7 @@ def test_a_candidate_cannot_signal_its_host(probe: Probe) -> None:
 
 def test_if_the_host_dies_the_candidate_and_its_children_die_too(pid_namespace: str, probe: Probe) -> None:
     code = probe.prelude + "if os.fork() == 0:\n    os.setsid()\n    time.sleep(3600)\ntime.sleep(3600)\n"
-    script = f"from worker.runner import run_candidate\nrun_candidate({code!r}, [], 30)"
+    script = f"from codeexec.worker.process.runner import run_candidate\nrun_candidate({code!r}, [], 30)"
     host = subprocess.Popen(
         [sys.executable, "-c", script],
         cwd=ROOT,

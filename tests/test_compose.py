@@ -25,12 +25,15 @@ from pathlib import Path
 import pytest
 import yaml
 
+from codeexec.worker.queue import keys
 from helpers import ROOT, make_suite
-from worker import keys
 
 STANDINS = ROOT / "tests" / "standins" / "build.sh"
 COMPOSE_VENV = Path("/var/tmp/codeexec-podman-compose")
-PROJECT_FILES = ["Dockerfile", "docker-compose.yml", "pyproject.toml", "README.md", "worker", "producer"]
+PROJECT_FILES = [
+    *("Dockerfile", "docker-compose.yml", "pyproject.toml", "README.md"),
+    *("__init__.py", "py.typed", "worker", "producer"),
+]
 IMAGE, TESTS_IMAGE = "codeexec-worker", "codeexec-worker-tests"
 PROTECTIONS = ("network", "filesystem", "syscalls", "signals", "capabilities", "pid_namespace")
 

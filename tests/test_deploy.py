@@ -16,10 +16,10 @@ import pytest
 import redis
 import yaml
 
+from codeexec.producer.cli import build_parser
+from codeexec.worker.queue import keys
+from codeexec.worker.settings import MAX_TIMEOUT_S, Settings
 from helpers import ROOT, codeexec, make_suite
-from producer.cli import build_parser
-from worker import keys
-from worker.settings import MAX_TIMEOUT_S, Settings
 
 COMPOSE = yaml.safe_load((ROOT / "docker-compose.yml").read_text())
 SERVICES = COMPOSE["services"]

@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 import redis
 
+from codeexec.producer.server import EmbeddedServer
+from codeexec.worker.queue import keys
 from helpers import ROOT, Worker, assert_exact, codeexec, make_suite, report, submit, wait_done, write_jsonl
-from producer.server import EmbeddedServer
-from worker import keys
 
 
 @pytest.fixture
@@ -103,7 +103,7 @@ def test_sigkill_of_a_whole_worker_mid_sweep(
     doomed = start_worker("doomed")
     submit(env, suite, "killwhole")
     wait_done(client, "killwhole", 4)
-    doomed.kill_whole()  # its lease expires: the survivor sends its job again (worker/leases.py)
+    doomed.kill_whole()  # its lease expires: the survivor sends its job again (worker/queue/leases.py)
     start_worker("survivor")
     assert_exact(env, "killwhole", suite)
 
@@ -132,7 +132,8 @@ def test_a_duplicated_delivery_is_counted_once(
     submit(env, suite, "dup")
     # Every job sent a second time, as a broker redelivery would.
     script = (
-        "from producer.submit import enqueue, load_meta, pending_samples\nfrom worker.store import connect\n"
+        "from codeexec.producer.submit import enqueue, load_meta, pending_samples\n"
+        "from codeexec.worker.queue.store import connect\n"
         "import os\nclient = connect(os.environ['CODEEXEC_REDIS_URL'])\nrefs = pending_samples(client, 'dup')\n"
         "assert len(refs) == 12, refs\nenqueue(client, load_meta(client, 'dup'), refs, 16)\n"
     )
@@ -196,9 +197,9 @@ DIE_DURING = {
     "        if i == 1 and size == s._PIPELINE_CHUNK:\n            os.kill(os.getpid(), signal.SIGKILL)\n"
     "        yield chunk\ns._chunks = dying\n",
     # ...or after its third job is sent.
-    "enqueueing": "from worker.tasks import evaluate\nreal = evaluate.apply_async\nsent = []\n"
+    "enqueueing": "from codeexec.worker.queue.app import app\nreal = app.send_task\nsent = []\n"
     "def dying(*a, **k):\n    sent.append(1)\n    if len(sent) > 3:\n        os.kill(os.getpid(), signal.SIGKILL)\n"
-    "    return real(*a, **k)\nevaluate.apply_async = dying\n",
+    "    return real(*a, **k)\napp.send_task = dying\n",
 }
 
 
@@ -209,9 +210,9 @@ def test_resume_after_the_producer_was_killed(
     suite = make_suite(tmp_path, tasks=20, per_task=30)  # 600 samples: six storing chunks of 100, 300 jobs
     submit_argv = ["submit", "--problems", str(suite.problems), "--samples", str(suite.samples), "--run", "r"]
     script = (
-        "import os, signal\nimport producer.submit as s\ns._PIPELINE_CHUNK = 100\n"
+        "import os, signal\nimport codeexec.producer.submit as s\ns._PIPELINE_CHUNK = 100\n"
         + DIE_DURING[when]
-        + f"from producer.cli import main\nmain({submit_argv!r})\n"
+        + f"from codeexec.producer.cli import main\nmain({submit_argv!r})\n"
     )
     died = subprocess.run([sys.executable, "-c", script], env=env, cwd=ROOT, capture_output=True)
     assert died.returncode == -signal.SIGKILL, died.stderr
@@ -350,7 +351,7 @@ def test_bad_k_and_duplicate_run_name_leave_redis_unchanged(
 
 
 def test_embedded_default_keeps_results_for_a_later_report(tmp_path: Path) -> None:
-    env = {**os.environ, "CODEEXEC_DATA_DIR": str(tmp_path / "data"), "PYTHONPATH": str(ROOT)}
+    env = {**os.environ, "CODEEXEC_DATA_DIR": str(tmp_path / "data")}
     env.pop("CODEEXEC_REDIS_URL", None)
     suite = make_suite(tmp_path, tasks=3, per_task=2)
     out = codeexec(

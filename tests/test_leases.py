@@ -13,9 +13,9 @@ from pathlib import Path
 import redis
 from test_distributed import assert_exact, report, submit, wait_done
 
+from codeexec.worker.queue import keys
+from codeexec.worker.queue.leases import LEASE_S, in_flight, workers
 from helpers import HANG_S, Worker, codeexec, make_suite, write_jsonl
-from worker import keys
-from worker.leases import LEASE_S, in_flight, workers
 
 
 def wait_until(condition: Callable[[], bool], what: str) -> None:

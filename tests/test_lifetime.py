@@ -19,10 +19,10 @@ from pathlib import Path
 import pytest
 import redis
 
+from codeexec.producer.server import EmbeddedServer
+from codeexec.worker.process.proctree import become_subreaper
+from codeexec.worker.queue import keys
 from helpers import HANG_S, ROOT, codeexec, make_suite, processes_with, wait_for_orphans
-from producer.server import EmbeddedServer
-from worker import keys
-from worker.proctree import become_subreaper
 
 
 @pytest.fixture
@@ -32,7 +32,6 @@ def env(tmp_path: Path) -> dict[str, str]:
     env = {
         **os.environ,
         "CODEEXEC_DATA_DIR": str(tmp_path / "data"),
-        "PYTHONPATH": str(ROOT),
     }
     env.pop("CODEEXEC_REDIS_URL", None)
     return env
@@ -40,7 +39,7 @@ def env(tmp_path: Path) -> dict[str, str]:
 
 def start(env: dict[str, str], *args: str) -> subprocess.Popen[str]:
     return subprocess.Popen(
-        [sys.executable, "-m", "producer.cli", *args],
+        [sys.executable, "-m", "codeexec.producer.cli", *args],
         env=env,
         cwd=ROOT,
         stdout=subprocess.PIPE,

@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from helpers import ROOT, make_suite
+from codeexec.producer.server import server_binary
+from helpers import make_suite
 from netns import Network, unavailable
-from producer.server import server_binary
 
 REASON = unavailable()
 pytestmark = pytest.mark.skipif(REASON is not None, reason=f"no test hosts: {REASON}")
@@ -44,12 +44,11 @@ def codeexec_env(net: Network) -> dict[str, str]:
     return {
         **os.environ,
         "CODEEXEC_REDIS_URL": f"redis://:{PASSWORD}@{net.address('redis')}:6379/0",
-        "PYTHONPATH": str(ROOT),
     }
 
 
 def codeexec_in(net: Network, host: str, *args: str, timeout: float = 60) -> str:
-    out = net.run(host, [sys.executable, "-m", "producer.cli", *args], env=codeexec_env(net), timeout=timeout)
+    out = net.run(host, [sys.executable, "-m", "codeexec.producer.cli", *args], env=codeexec_env(net), timeout=timeout)
     assert out.returncode == 0, out.stderr
     return out.stdout
 
@@ -64,7 +63,7 @@ def test_a_sweep_across_two_worker_hosts_survives_losing_one(network: Network, t
     workers = {
         host: network.popen(
             host,
-            [sys.executable, "-m", "producer.cli", "worker", "--concurrency=1", f"--hostname={host}@test"],
+            [sys.executable, "-m", "codeexec.producer.cli", "worker", "--concurrency=1", f"--hostname={host}@test"],
             tmp_path / f"{host}.log",
             env={**codeexec_env(network), "CODEEXEC_SANDBOX": "off"},  # the ppid log is outside their directory
         )

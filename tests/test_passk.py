@@ -5,7 +5,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from producer import pass_at_k
+from codeexec.producer import pass_at_k
 
 
 def exact(n: int, c: int, k: int) -> Fraction:

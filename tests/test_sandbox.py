@@ -1,4 +1,4 @@
-"""The kernel-enforced sandbox (worker/sandbox.py): every escape the denylist lets through fails.
+"""The kernel-enforced sandbox (worker/candidate/sandbox.py): every escape the denylist lets through fails.
 
 Each escape is checked from outside the candidate as well (the server saw no connection, the file was
 not written, the process lives, no process is left), and once with the sandbox off, where it gets
@@ -21,11 +21,11 @@ from pathlib import Path
 
 import pytest
 
+from codeexec.worker.candidate.sandbox import PROTECTIONS
+from codeexec.worker.process.proctree import ticks
+from codeexec.worker.process.runner import run_candidate
+from codeexec.worker.result import RunResult
 from helpers import processes_with
-from worker.proctree import ticks
-from worker.result import RunResult
-from worker.runner import run_candidate
-from worker.sandbox import PROTECTIONS
 
 pytestmark = pytest.mark.usefixtures("isolation", "candidate_interpreter")
 
@@ -217,7 +217,7 @@ def test_no_signal_reaches_a_process_of_the_host(pid_namespace: str) -> None:
         assert victim.poll() is None
         if pid_namespace == "off":
             # The host's clean-up takes a zombie child born in a candidate's first clock tick for the
-            # candidate's (worker/proctree.py): the victim must be older, or the run reaps it.
+            # candidate's (worker/process/proctree.py): the victim must be older, or the run reaps it.
             started = int(Path(f"/proc/{victim.pid}/stat").read_text().rpartition(") ")[2].split()[19])
             while ticks() <= started:
                 time.sleep(0.001)

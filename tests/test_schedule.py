@@ -1,4 +1,4 @@
-"""The next-job rule (worker/schedule.py), on fakeredis: fair shares by samples, priorities first, a late
+"""The next-job rule (worker/queue/schedule.py), on fakeredis: fair shares by samples, priorities first, a late
 run with no credit, jobs taken once each with their lease, cancel and re-prioritize."""
 
 from __future__ import annotations
@@ -8,10 +8,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from worker import keys
-from worker.leases import Heart, Lease
-from worker.models import Job, RunMeta
-from worker.schedule import Schedule
+from codeexec.worker.models import Job, RunMeta
+from codeexec.worker.queue import keys
+from codeexec.worker.queue.leases import Heart, Lease
+from codeexec.worker.queue.schedule import Schedule
 
 
 @pytest.fixture
@@ -139,10 +139,10 @@ def meta(run: str, status: str, priority: int) -> str:
 def test_a_dead_worker_s_job_goes_ahead_at_its_run_s_priority_unless_the_run_was_cancelled(
     status: str, schedule: Schedule, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import worker.tasks
+    import codeexec.worker.queue.ticks
 
     ticks: list[int] = []
-    monkeypatch.setattr(worker.tasks, "send_ticks", ticks.append)  # no Celery broker here
+    monkeypatch.setattr(codeexec.worker.queue.ticks, "send_ticks", ticks.append)  # no Celery broker here
     client = schedule.client
     client.set(keys.meta("r"), meta("r", status, 10))
     schedule.add("r", jobs("r", 1, 2), 10)
@@ -163,10 +163,10 @@ def test_a_dead_worker_s_job_goes_ahead_at_its_run_s_priority_unless_the_run_was
 def test_jobs_with_no_tick_queued_are_woken_by_one_process_a_beat(
     schedule: Schedule, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import worker.tasks
+    import codeexec.worker.queue.ticks
 
     ticks: list[int] = []
-    monkeypatch.setattr(worker.tasks, "send_ticks", ticks.append)
+    monkeypatch.setattr(codeexec.worker.queue.ticks, "send_ticks", ticks.append)
     client = schedule.client
     hearts = [Heart(client) for _ in range(3)]
     for heart in hearts:

@@ -1,4 +1,4 @@
-"""Runs sharing the workers (worker/schedule.py), with a real Valkey and real workers: a small run
+"""Runs sharing the workers (worker/queue/schedule.py), with a real Valkey and real workers: a small run
 submitted during a big one is served alongside it, priorities hold and can change while runs run, a
 cancelled run stops and leaves Redis consistent, and jobs that lost their Celery messages still run.
 
@@ -18,11 +18,11 @@ from pathlib import Path
 
 import redis
 
+from codeexec.producer.submit import job_size
+from codeexec.worker.queue import keys
+from codeexec.worker.queue.leases import in_flight
+from codeexec.worker.settings import get_settings
 from helpers import Suite, Worker, assert_exact, codeexec, make_suite, report, submit, wait_done
-from producer.submit import job_size
-from worker import keys
-from worker.leases import in_flight
-from worker.settings import get_settings
 
 
 def done(client: redis.Redis, run: str) -> int:
@@ -164,7 +164,7 @@ def test_jobs_whose_celery_messages_were_lost_still_run(
     env: dict[str, str], tmp_path: Path, start_worker: Callable[..., Worker], client: redis.Redis
 ) -> None:
     # The ticks a dead host had reserved come back only after the visibility timeout: the workers see
-    # jobs waiting with no tick queued, and send ticks for them (worker/leases.py's Heart.wake).
+    # jobs waiting with no tick queued, and send ticks for them (worker/queue/leases.py's Heart.wake).
     suite = make_suite(tmp_path, tasks=4, per_task=3)
     submit(env, suite, "lost")
     client.delete(keys.QUEUE)

@@ -1,4 +1,4 @@
-"""Which assertions the host judges (worker/split.py), and that their verdicts are the assert's own."""
+"""Which assertions the host judges (worker/process/split.py), and that their verdicts are the assert's own."""
 
 from __future__ import annotations
 
@@ -6,11 +6,11 @@ import json
 
 import pytest
 
+from codeexec.producer.problems import load_problems
+from codeexec.worker.process.runner import run_candidate
+from codeexec.worker.process.split import split
+from codeexec.worker.result import Outcome
 from helpers import codeexec
-from producer.problems import load_problems
-from worker.result import Outcome
-from worker.runner import run_candidate
-from worker.split import split
 
 CHECK = "METADATA = {}\n\ndef check(candidate):\n    ASSERT\n\ncheck(f)\n"
 

@@ -5,11 +5,11 @@ from __future__ import annotations
 import fakeredis
 import pytest
 
-from producer.report import build_report
-from worker import keys
-from worker.models import RunMeta, Sample, SampleKind, StoredResult
-from worker.result import Outcome
-from worker.store import WorkerStore
+from codeexec.producer.report import build_report
+from codeexec.worker.models import RunMeta, Sample, SampleKind, StoredResult
+from codeexec.worker.queue import keys
+from codeexec.worker.queue.store import WorkerStore
+from codeexec.worker.result import Outcome
 
 RUN = "unit"
 

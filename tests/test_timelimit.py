@@ -11,7 +11,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from worker.runner import run_candidate
+from codeexec.worker.process.runner import run_candidate
 
 CORES = os.cpu_count() or 1
 # Busy loops that end by themselves after this long, should a test run be killed before its teardown.

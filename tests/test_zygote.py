@@ -1,4 +1,4 @@
-"""Isolation "fork" (worker/zygote.py): what only the zygote has, that the runner's own tests, run in
+"""Isolation "fork" (worker/process/zygote.py): what only the zygote has, that the runner's own tests, run in
 both modes, cannot show. Its death under a candidate is the machine's failure, never a verdict, and
 costs nothing but a retry; its memory stays flat; it goes when its host goes."""
 
@@ -17,10 +17,10 @@ from pathlib import Path
 import pytest
 import redis
 
+from codeexec.worker.process.proctree import become_subreaper, children
+from codeexec.worker.process.runner import run_candidate
+from codeexec.worker.process.zygote import close_idle, idle_pids
 from helpers import HANG_S, ROOT, Worker, codeexec, report, wait_for_orphans, write_jsonl
-from worker.proctree import become_subreaper, children
-from worker.runner import run_candidate
-from worker.zygote import close_idle, idle_pids
 
 # Run by a candidate: `zygote` is the pid of the zygote its process was forked from, the process its
 # host started, and `server` that zygote's process that forks candidates: its child, PID 1 of the
@@ -123,7 +123,8 @@ def test_the_zygotes_memory_stays_flat_over_ten_thousand_candidates() -> None:
 def test_a_zygote_ends_with_its_host(tmp_path: Path) -> None:
     become_subreaper()  # what the host leaves is re-parented to us, where we can see it end
     script = (
-        "import sys\nfrom worker.runner import run_candidate\nfrom worker.zygote import idle_pids\n"
+        "import sys\nfrom codeexec.worker.process.runner import run_candidate\n"
+        "from codeexec.worker.process.zygote import idle_pids\n"
         "assert run_candidate('x = 1', ['assert x == 1'], isolation='fork').exit_code == 'pass'\n"
         "print(*idle_pids(), flush=True)\nsys.stdin.read()\n"
     )

@@ -7,14 +7,14 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from worker.result import Outcome, RunResult, human_eval_result
+from codeexec.worker.result import Outcome, RunResult, human_eval_result
 
 DETAIL_CHARS = 300  # of a result's detail kept in Redis: enough to say why, small enough for 1M results
 
 
 class IOTests(BaseModel):
     """EvalPlus's tests of a task (HumanEval+): inputs, with outputs expected of the entry point that
-    the canonical solution gives (worker/evalplus.py)."""
+    the canonical solution gives (worker/judging/evalplus.py)."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -73,7 +73,7 @@ class Sample(BaseModel):
 
 class Job(BaseModel):
     """Samples of a run to evaluate, as (task_id, sample index) pairs: what a worker takes at a time
-    (worker/schedule.py)."""
+    (worker/queue/schedule.py)."""
 
     run: str
     samples: list[tuple[str, int]] = Field(min_length=1)
@@ -83,7 +83,7 @@ class RunMeta(BaseModel):
     run: str
     created: float = Field(description="Unix time the run was submitted.")
     status: Literal["storing", "stored", "queued", "cancelled"] = "storing"
-    priority: int = Field(0, description="Runs at a higher priority are served first (worker/schedule.py).")
+    priority: int = Field(0, description="Runs at a higher priority are served first (worker/queue/schedule.py).")
     problems: str = Field(description="'humaneval' or the path of the problems file.")
     split: str = Field("all", description="The MBPP split the problems were narrowed to.")
     challenge: bool = Field(False, description="Whether MBPP's challenge tests were added.")
@@ -133,7 +133,8 @@ class StoredResult(BaseModel):
     first_failures: dict[str, int] = {}
     host_compared: int = Field(
         0,
-        description="Of its tests, those the host judges (worker/split.py, worker/evalplus.py); the rest: in-process.",
+        description="Of its tests, those the host judges (worker/process/split.py, worker/judging/evalplus.py); "
+        "the rest: in-process.",
     )
 
     @classmethod

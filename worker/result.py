@@ -14,7 +14,7 @@ class Outcome(str, Enum):
     PASS = "pass"  # every assertion passed
     ASSERTION_FAIL = "assertion_fail"  # the code ran; at least one assertion failed or raised
     SYNTAX_ERROR = "syntax_error"  # the candidate does not compile (or its code fence never closed)
-    TIMEOUT = "timeout"  # it ran out of time (worker/timelimit.py); the run scores 0
+    TIMEOUT = "timeout"  # it ran out of time (worker/process/timelimit.py); the run scores 0
     ERROR = "error"  # any other crash: denied import, exception in module code, abnormal exit, overflow
     INFRA_ERROR = "infra_error"  # the runner could not run the candidate at all; retried, kept out of n
 
@@ -28,12 +28,12 @@ class AssertionOutcome(BaseModel):
     judged: Literal["host-compared", "in-process"] = Field(
         "in-process",
         description="host-compared: the candidate's process sent a value and the host compared it with the "
-        "constant (worker/split.py); in-process: the assertion ran there and that process said how it went.",
+        "constant (worker/process/split.py); in-process: the assertion ran there and that process said how it went.",
     )
 
 
 class Check(BaseModel):
-    """What a check of a HumanEval+ run sent (worker/child.py, run_io()): per input [kind, payload, digest, ns]."""
+    """What a check of a HumanEval+ run sent (worker/candidate/running.py): per input [kind, payload, digest, ns]."""
 
     outputs: list[tuple[str, Any, str, int]]
     stopped: str | None = Field(None, description="'budget': it ran out of its time budget before its end.")
@@ -53,13 +53,13 @@ class RunResult(BaseModel):
         0.0,
         ge=0.0,
         description="Seconds counted against the limit: since the candidate started, minus its waits "
-        "for a CPU (worker/timelimit.py).",
+        "for a CPU (worker/process/timelimit.py).",
     )
     wall_clock_only: bool = Field(False, description="The kernel gave no waiting figure: the limit counted wall time.")
     assertions: list[AssertionOutcome] = Field(default_factory=list)
     protections: dict[str, str] = Field(
         default_factory=dict,
-        description="What the candidate ran under (worker/sandbox.py): pid_namespace, network, filesystem, "
+        description="What the candidate ran under (worker/candidate/sandbox.py): pid_namespace, network, filesystem, "
         "syscalls, signals, capabilities, each 'on', 'off' or 'refused: <why>'; empty if it never started.",
     )
     checks: dict[str, Check] = Field(

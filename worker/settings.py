@@ -14,12 +14,12 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 #: Modules a candidate may not import by name (nor any submodule of them). A backstop against the
 #: obvious ways generated code reaches the network, other processes or the file tree; the sandbox
-#: (worker/sandbox.py) is what the kernel enforces. Extend it with ``CODEEXEC_DENY_EXTRA``.
+#: (worker/candidate/sandbox.py) is what the kernel enforces. Extend it with ``CODEEXEC_DENY_EXTRA``.
 DENIED_MODULES: frozenset[str] = frozenset(
     {
         "subprocess",
@@ -65,14 +65,16 @@ class RunnerConfig(BaseModel):
         10.0,
         ge=1.0,
         description="A candidate is stopped after this many times its limit in wall-clock time, however little "
-        "of it it could run (a wedged machine); the limit itself counts time it could have run (worker/timelimit.py).",
+        "of it it could run (a wedged machine); the limit itself counts time it could have run "
+        "(worker/process/timelimit.py).",
     )
     hash_seed: int = Field(
         0, ge=0, le=4294967295, description="PYTHONHASHSEED of every candidate: the same verdicts run after run."
     )
     isolation: Literal["fork", "fresh"] = Field(
         "fork",
-        description="How each candidate's process starts: forked from a warm interpreter (fork: worker/zygote.py) "
+        description="How each candidate's process starts: forked from a warm interpreter "
+        "(fork: worker/process/zygote.py) "
         "or as a fresh interpreter (fresh). Either way it is a process of its own, with the same limits.",
     )
     pid_namespace: Literal["auto", "require", "off"] = Field(
@@ -83,7 +85,8 @@ class RunnerConfig(BaseModel):
     )
     sandbox: Literal["auto", "require", "off"] = Field(
         "auto",
-        description="The kernel-enforced sandbox of every candidate (worker/sandbox.py: no network, Landlock, "
+        description="The kernel-enforced sandbox of every candidate (worker/candidate/sandbox.py: no network, "
+        "Landlock, "
         "seccomp): each protection the kernel allows (auto; a refusal is logged and reported), all of them (require: "
         "a worker does not start without them, a candidate does not run), or none (off).",
     )
@@ -117,6 +120,13 @@ class Settings(BaseSettings, RunnerConfig):
     visibility_timeout_s: float | None = Field(
         None, gt=0, description="Seconds before an unacknowledged job goes to another worker (default: see below)."
     )
+
+    @field_validator("data_dir")
+    @classmethod
+    def _absolute(cls, data_dir: Path) -> Path:
+        # Absolute: the processes started in it (the private Valkey, local workers) run there, not in
+        # the user's directory, whose own modules (a worker.py, a celery.py) they must never import.
+        return data_dir.expanduser().resolve()
 
     @property
     def effective_redis_url(self) -> str:

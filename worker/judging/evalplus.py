@@ -4,7 +4,7 @@ A task of EvalPlus's shape has no assertions: it has inputs, in two checks, "bas
 tests) and "plus" (EvalPlus's), and a canonical solution whose outputs are the expected ones.
 
 1. The truth: once per run and task, a worker runs the canonical solution on every input, in the
-   runner like any candidate (worker/child.py, run_io()), and stores what each call returned and the
+   runner like any candidate (worker/candidate/running.py), and stores what each call returned and the
    time it was charged (keys.truth). Outputs travel as JSON the host decodes, or, when large (strings
    of megabytes in HumanEval/15), as digests of their canonical bytes. The truth is also kept for
    later runs of the same tests on the same interpreter and hash seed (keys.TRUTHS, truth_key()):
@@ -14,7 +14,7 @@ tests) and "plus" (EvalPlus's), and a canonical solution whose outputs are the e
 2. A sample runs the same way, with each call's time limit and each check's budget from the truth:
    input i may take max(min_time_limit, factor * the canonical solution's time), and a check
    min(60, the sum of its limits) + 2 s. The times are charged as the time limit charges a
-   candidate (worker/timelimit.py): wall-clock time minus waits for a CPU, for the canonical
+   candidate (worker/process/timelimit.py): wall-clock time minus waits for a CPU, for the canonical
    solution as for the sample, so a busy machine moves neither. EvalPlus measures both in
    wall-clock time, which is why its verdicts move with the load.
 3. judge() compares each output with the expected one here, in the host, as EvalPlus compares them,
@@ -32,11 +32,11 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from worker.models import IOTests
-from worker.result import Check, Outcome, RunResult
-from worker.runner import run_candidate
-from worker.settings import runner_config
-from worker.values import PLAIN_BYTES, decode
+from codeexec.worker.candidate.values import PLAIN_BYTES, decode
+from codeexec.worker.models import IOTests
+from codeexec.worker.process.runner import run_candidate
+from codeexec.worker.result import Check, Outcome, RunResult
+from codeexec.worker.settings import runner_config
 
 CHECKS = ("base", "plus")
 PASS, FAIL, TIMEOUT = "pass", "fail", "timeout"  # EvalPlus's words
@@ -49,7 +49,7 @@ _RTOL = 1e-07  # EvalPlus's np.allclose(..., rtol=1e-07)
 
 class Truth(BaseModel):
     """The canonical solution's outputs on a task's inputs, per check: [kind, payload, digest] each
-    (kind "value" or "digest", worker/child.py), and the nanoseconds each call was charged."""
+    (kind "value" or "digest", worker/candidate/child.py), and the nanoseconds each call was charged."""
 
     outputs: dict[str, list[tuple[str, Any, str]]]
     charged_ns: dict[str, list[int]]
@@ -156,7 +156,7 @@ def judge(tests: IOTests, truth: Truth, atols: dict[str, list[float]], result: R
         outcome = Outcome.ASSERTION_FAIL
     detail = result.detail if outcome in (Outcome.SYNTAX_ERROR, Outcome.ERROR) else "; ".join(why)
     if tests.oracle == "find_zero" and outcome is not Outcome.PASS and not result.detail:
-        detail += " (EvalPlus 0.3.1 never passes HumanEval/32: see the README)"
+        detail += " (EvalPlus 0.3.1 never passes HumanEval/32: see docs/judging.md)"
     return result.model_copy(
         update={
             "exit_code": outcome,

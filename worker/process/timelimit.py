@@ -11,14 +11,14 @@ Three limits of the figure: it is the main thread's, so a candidate that waits f
 or processes starved of CPU is charged for their waiting; the kernel adds a wait to it when the
 thread gets a CPU, so a wait still going on when it is read is charged (under ordinary load, a time
 slice: milliseconds); and on a VM, time the hypervisor takes away while the thread runs (steal) is
-charged too (see the README for what it amounts to here).
+charged too (docs/time-limits.md says what it amounts to here).
 
 A wall-clock ceiling, wall_ceiling_factor times the limit, still ends every run on a machine so wedged
 that the candidate barely runs; a run it ends says so.
 
 Nor is it charged for the host being late while it waits on the host, for the answer to a "value"
 line or for room in a stdout or stderr pipe it has filled: on a busy machine that is load too. The
-host notes each time it was late (worker/runner.py, _Watch._late()): from when the poll() that woke it
+host notes each time it was late (worker/process/runner.py, _Watch._late()): from when the poll() that woke it
 would have returned on an idle machine (less its own wait for a CPU in it) to when it had done. A
 pipe filled by another of the candidate's processes while its main thread runs on earns it that
 lateness too, once per pipeful: at most 20 before the default caps.

@@ -2,7 +2,7 @@
 
 A Celery message carries no job: it only says "there is a job" (a tick, one per job). Each run's jobs
 wait in a list of its own (keys.jobs), and a worker that takes a tick takes the job the rule below
-picks, in one script that also takes out the job's lease (worker/leases.py), so no moment exists in
+picks, in one script that also takes out the job's lease (worker/queue/leases.py), so no moment exists in
 which a job is held with no lease. FIFO order of the ticks no longer matters: any tick serves
 whichever run comes next. A tick whose job another tick took, or whose run was cancelled, is a no-op.
 
@@ -29,8 +29,8 @@ import time
 
 import redis
 
-from worker import keys
-from worker.models import Job
+from codeexec.worker.models import Job
+from codeexec.worker.queue import keys
 
 PRIORITIES = {"high": 10, "normal": 0, "low": -10}
 _JOBS_PER_SCRIPT = 1000  # a million samples are ~60,000 jobs: queued in bounded scripts
@@ -110,7 +110,7 @@ class Schedule:
         self._drop = client.register_script(_DROP)
 
     def add(self, run: str, jobs: list[Job], priority: int, front: bool = False) -> None:
-        """Queue the run's jobs (the ticks that wake workers for them: worker/tasks.py's send())."""
+        """Queue the run's jobs (the ticks that wake workers for them: worker/queue/tasks.py's send())."""
         for start in range(0, len(jobs), _JOBS_PER_SCRIPT):
             chunk = [job.model_dump_json() for job in jobs[start : start + _JOBS_PER_SCRIPT]]
             where = "front" if front else "back"

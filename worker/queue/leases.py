@@ -22,7 +22,7 @@ gone, not merely slow (a loaded machine or a Redis restart delays a beat by far 
 however long it runs, runs in another process and never holds the beat up). A dead host's jobs are
 enqueued again within 10 + 2 s of its death, and run as soon as a worker is free.
 
-A job and its lease are taken out together, in one script (worker/schedule.py): no job is ever held
+A job and its lease are taken out together, in one script (worker/queue/schedule.py): no job is ever held
 without a lease, and a job cut short by an exception lets its lease expire, to be sent again the same
 way. What a worker's main process reserves and a dead host loses is a tick (a Celery message that
 carries no job); it comes back only with the visibility timeout, so on each beat, when jobs wait and
@@ -43,9 +43,9 @@ from contextlib import contextmanager
 import redis
 from pydantic import BaseModel
 
-from worker import keys
-from worker.models import Job, RunMeta
-from worker.schedule import Schedule
+from codeexec.worker.models import Job, RunMeta
+from codeexec.worker.queue import keys
+from codeexec.worker.queue.schedule import Schedule
 
 log = logging.getLogger(__name__)
 
@@ -119,7 +119,7 @@ class Heart:
 
     @contextmanager
     def next_job(self) -> Iterator[Job | None]:
-        """The job the schedule picks (worker/schedule.py), with a lease held on it while it runs; None
+        """The job the schedule picks (worker/queue/schedule.py), with a lease held on it while it runs; None
         if no job waits (another tick took it, or its run was cancelled)."""
         taken = self.schedule.take(LEASE_S, self.id)
         if taken is None:
@@ -145,7 +145,7 @@ class Heart:
 
     def take_over_expired(self) -> int:
         """Enqueue again what the jobs of dead workers left undone; how many samples."""
-        from worker.tasks import send  # the task module imports this one
+        from codeexec.worker.queue import ticks  # the Celery app: configured when first imported
 
         again = 0
         for lease_id in self._expired(keys=[keys.LEASES], args=[LEASE_S, _REAP_AT_ONCE]):
@@ -156,7 +156,7 @@ class Heart:
                 # Ahead of the run's other jobs, at its priority now. If this fails part-way, the lease
                 # comes round again: a job queued twice runs its samples once.
                 try:
-                    send(self.client, undone.run, [undone], meta.priority, front=True)
+                    ticks.send(self.client, undone.run, [undone], meta.priority, front=True)
                 except Exception as exc:
                     log.warning("sending again the job of a gone worker: %s: %s", type(exc).__name__, exc)
                     continue
@@ -174,15 +174,15 @@ class Heart:
         reserved (back only after the visibility timeout) or a send that failed part-way. One process
         per beat, anywhere, sends a tick for each, up to one per worker process; a tick too many finds
         no job and does nothing. Returns the ticks sent."""
-        from worker.tasks import send_ticks  # the task module imports this one
+        from codeexec.worker.queue import ticks  # the Celery app: configured when first imported
 
         if self.client.llen(keys.QUEUE) or not self.client.exists(keys.ACTIVE):
             return 0
         if not self.client.set(keys.WAKER, self.id, nx=True, px=int(HEARTBEAT_S * 1000)):
             return 0
-        ticks = min(self.schedule.waiting_jobs(), self.client.zcard(keys.WORKERS))
-        send_ticks(ticks)
-        return ticks
+        count = min(self.schedule.waiting_jobs(), self.client.zcard(keys.WORKERS))
+        ticks.send_ticks(count)
+        return count
 
     def _undone(self, job: Job) -> Job | None:
         """The samples of the job that still have no result, as a job; None if there are none."""

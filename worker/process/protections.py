@@ -1,8 +1,8 @@
 """Which protections candidates run under here: probed when a worker starts, logged, counted with each
-run's results (worker/store.py), and printed by `codeexec doctor`.
+run's results (worker/queue/store.py), and printed by `codeexec doctor`.
 
 The probe runs a real candidate through the runner in each isolation mode and reads what its "started"
-record says (worker/child.py): what the kernel granted, not what it advertises.
+record says (worker/candidate/child.py): what the kernel granted, not what it advertises.
 """
 
 from __future__ import annotations
@@ -11,10 +11,10 @@ import json
 import logging
 import os
 
-from worker.runner import run_candidate
-from worker.sandbox import PROTECTIONS, missing
-from worker.settings import RunnerConfig, get_settings
-from worker.zygote import close_idle
+from codeexec.worker.candidate.sandbox import PROTECTIONS, missing
+from codeexec.worker.process.runner import run_candidate
+from codeexec.worker.process.zygote import close_idle
+from codeexec.worker.settings import RunnerConfig, get_settings
 
 #: Every protection a candidate's "started" record reports, in the order they are made.
 NAMES = ("pid_namespace", *PROTECTIONS)

@@ -1,8 +1,9 @@
-"""Values a candidate's process sends the host, which compares them (worker/split.py, worker/evalplus.py).
+"""Values a candidate's process sends the host, which compares them (worker/process/split.py,
+worker/judging/evalplus.py).
 
-The child (worker/child.py) loads this module beside it, as it loads sandbox.py: built-in modules
-only, and extension modules (_blake2, array) only when a value needs them. The host imports it as
-worker.values, for the same canonical bytes of a constant, and to decode what was sent.
+The candidate's process loads this module by path, beside child.py (worker/candidate/__init__.py): built-in
+modules only, and extension modules (_blake2, array) only when a value needs them. The host imports it as
+codeexec.worker.candidate.values, for the same canonical bytes of a constant, and to decode what was sent.
 
 encode() makes JSON of builtin types that decode() turns back into the same objects; canonical()
 makes bytes that are equal for two values exactly when == holds between them, for outputs too large
@@ -91,7 +92,7 @@ def as_doubles(items: list[object]) -> bytes | None:
 
 
 def encode(value: object, depth: int = 0) -> object:
-    """The output as JSON the host turns back into the same builtin objects (worker/evalplus.py,
+    """The output as JSON the host turns back into the same builtin objects (worker/judging/evalplus.py,
     decode()): null, true, false, a string, a small int, or [tag, ...] for the rest."""
     if depth > 200:
         raise ValueError("nested too deeply")
@@ -126,7 +127,7 @@ def encode(value: object, depth: int = 0) -> object:
 
 
 def output_entry(value: object, plain: int) -> tuple[list[object], str]:
-    """[kind, payload] for what a call returned (the "check" record, above), and its digest."""
+    """[kind, payload] for what a call returned (the "check" record, child.py), and its digest."""
     try:
         parts: list[bytes] = []
         canonical(value, parts)

@@ -5,8 +5,8 @@ Each protection is reported in the child's "started" record, and with the result
 
   network     a network namespace of its own, empty but for a loopback that is down, made inside a
               user namespace (no privilege needed) with the PID namespace: by a fresh candidate's
-              interpreter (worker/child.py, new_namespaces()), or once by a zygote for all its forks
-              (serve()). Landlock's TCP rules (ABI 4) refuse every TCP bind and connect besides.
+              interpreter (child.py, new_namespaces()), or once by a zygote for all its forks
+              (serve.py). Landlock's TCP rules (ABI 4) refuse every TCP bind and connect besides.
   syscalls    seccomp-bpf, attached where the namespaces are made, before the candidate's processes
               are forked (FILTERED and _program()): no execve/execveat; no ptrace, process_vm_*,
               pidfd_getfd; no mount, no namespaces (clone's flags are checked; clone3 says ENOSYS,
@@ -27,19 +27,19 @@ Each protection is reported in the child's "started" record, and with the result
   capabilities  none, in the candidate's own process before any of its code runs (confine()): made
               in a user namespace, it would hold them all there, and with CAP_SYS_ADMIN over its PID
               namespace a process it forks could send the host a record in its name (SCM_CREDENTIALS
-              with another pid: worker/runner.py). With no_new_privs and no execve, nothing it starts
+              with another pid: worker/process/watch.py). With no_new_privs and no execve, nothing it starts
               gets one back.
 
 Each step only adds restrictions; none can be undone by what it covers. This file is the host's
-worker.sandbox and the child's module `sandbox` (loaded beside child.py): it uses built-in modules
+codeexec.worker.candidate.sandbox and the child's module `sandbox` (loaded beside child.py): it uses built-in modules
 only, and _ctypes where the sandbox is on, loaded before the import guards take it out of reach by
-name. What the sandbox does not stop is in the README's security section.
+name. What the sandbox does not stop is in docs/security.md.
 """
 
 import os
 import sys
 
-#: The protections this module reports, besides the PID namespace (worker/child.py).
+#: The protections this module reports, besides the PID namespace (child.py).
 PROTECTIONS = ("network", "filesystem", "syscalls", "signals", "capabilities")
 
 #: System files and directories (besides Python's own) a candidate may read: the dynamic loader's cache
@@ -234,7 +234,7 @@ def libc():
     a pointer to them), returning its C long result, or raising OSError with errno where it returns -1.
 
     _ctypes alone costs ~0.3 ms where `import ctypes` costs ~1.6 ms; the child loads it before the
-    import guards take it out of sys.modules (worker/child.py)."""
+    import guards take it out of sys.modules (running.py)."""
     if _libc:
         return _libc[0]
     import _ctypes

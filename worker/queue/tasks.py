@@ -9,22 +9,21 @@ import time
 from collections.abc import Callable
 from functools import partial
 
-import redis
 from celery.signals import worker_init, worker_process_init
 
-from worker import evalplus, keys
-from worker.celery import app
-from worker.leases import Heart
-from worker.models import IOTests, Job, StoredResult
-from worker.program import program_for
-from worker.protections import check_at_start, summary
-from worker.result import Outcome, RunResult
-from worker.runner import run_candidate, unclosed_fence
-from worker.schedule import Schedule
-from worker.settings import get_settings
-from worker.split import in_process, split
-from worker.store import WorkerStore, connect
-from worker.zygote import LOST as ZYGOTE_LOST
+from codeexec.worker.judging import evalplus
+from codeexec.worker.judging.program import program_for, unclosed_fence
+from codeexec.worker.models import IOTests, StoredResult
+from codeexec.worker.process.protections import check_at_start, summary
+from codeexec.worker.process.runner import run_candidate
+from codeexec.worker.process.split import in_process, split
+from codeexec.worker.process.zygote import LOST as ZYGOTE_LOST
+from codeexec.worker.queue import keys, ticks
+from codeexec.worker.queue.app import app
+from codeexec.worker.queue.leases import Heart
+from codeexec.worker.queue.store import WorkerStore, connect
+from codeexec.worker.result import Outcome, RunResult
+from codeexec.worker.settings import get_settings
 
 log = logging.getLogger(__name__)
 _stores: dict[int, WorkerStore] = {}
@@ -48,7 +47,7 @@ def probe_protections(**_: object) -> None:
 
 @worker_process_init.connect
 def heart(**_: object) -> Heart:
-    """This process's heartbeat (worker/leases.py), beating from the moment the pool process starts."""
+    """This process's heartbeat (worker/queue/leases.py), beating from the moment the pool process starts."""
     pid = os.getpid()
     if pid not in _hearts:
         _hearts.clear()
@@ -57,25 +56,12 @@ def heart(**_: object) -> Heart:
     return _hearts[pid]
 
 
-@app.task(name="codeexec.evaluate")
+@app.task(name=ticks.TASK)
 def evaluate() -> None:
-    """A tick: run the job the schedule picks next (worker/schedule.py), if one still waits."""
+    """A tick: run the job the schedule picks next (worker/queue/schedule.py), if one still waits."""
     with heart().next_job() as job:
         for task_id, index in job.samples if job else []:
             evaluate_sample(store(), job.run, task_id, index)
-
-
-def send(client: redis.Redis, run: str, jobs: list[Job], priority: int, front: bool = False) -> None:
-    """Queue the jobs for the schedule, then a tick for each (never a tick before its job)."""
-    Schedule(client).add(run, jobs, priority, front)
-    send_ticks(len(jobs))
-
-
-def send_ticks(count: int) -> None:
-    """`count` Celery messages, each of which has a worker take one job."""
-    with evaluate.app.producer_or_acquire() as producer:
-        for _ in range(count):
-            evaluate.apply_async((), producer=producer)
 
 
 def evaluate_sample(db: WorkerStore, run: str, task_id: str, index: int) -> None:
@@ -123,7 +109,7 @@ def _evalplus(
     db: WorkerStore, run: str, task_id: str, tests: IOTests, options: dict[str, object], code: str
 ) -> RunResult:
     """A HumanEval+ sample: the task's truth first, computed here if no worker (of this run or of an
-    earlier one with the same tests) has yet (worker/evalplus.py)."""
+    earlier one with the same tests) has yet (worker/judging/evalplus.py)."""
     truth = db.truth(run, task_id)
     if truth is None:
         key = evalplus.truth_key(tests, options)

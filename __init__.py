@@ -1,0 +1,90 @@
+"""codeexec: a queue-backed distributed evaluator for code-generation benchmarks.
+
+The public API, importable from here::
+
+    import codeexec
+
+    with codeexec.connect() as ce:
+        report = ce.submit("humaneval", "samples.jsonl").wait()
+
+This file is the package ``codeexec`` itself; the repository's ``producer/`` is ``codeexec.producer``
+and ``worker/`` is ``codeexec.worker`` (pyproject.toml maps them). The names below are loaded when
+first used, so that a worker process, which imports ``codeexec.worker``, never loads the producer.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING
+
+# name -> the module it lives in
+_PUBLIC = {
+    "connect": "codeexec.producer.api",
+    "prepare": "codeexec.producer.api",
+    "Codeexec": "codeexec.producer.api",
+    "Run": "codeexec.producer.api",
+    "RunSummary": "codeexec.producer.api",
+    "SampleResult": "codeexec.producer.persample",
+    "RunReport": "codeexec.producer.report",
+    "TaskReport": "codeexec.producer.report",
+    "Comparison": "codeexec.producer.compare",
+    "Difference": "codeexec.producer.compare",
+    "InputError": "codeexec.producer.inputs",
+    "pass_at_k": "codeexec.producer.passk",
+    "run_candidate": "codeexec.worker.process.runner",
+    "score_code_exec": "codeexec.worker.judging.program",
+    "extract_code": "codeexec.worker.judging.program",
+    "RunResult": "codeexec.worker.result",
+    "Outcome": "codeexec.worker.result",
+    "AssertionOutcome": "codeexec.worker.result",
+    "Settings": "codeexec.worker.settings",
+}
+
+__all__ = [
+    "AssertionOutcome",
+    "Codeexec",
+    "Comparison",
+    "Difference",
+    "InputError",
+    "Outcome",
+    "Run",
+    "RunReport",
+    "RunResult",
+    "RunSummary",
+    "SampleResult",
+    "Settings",
+    "TaskReport",
+    "connect",
+    "extract_code",
+    "pass_at_k",
+    "prepare",
+    "run_candidate",
+    "score_code_exec",
+]
+
+
+def __getattr__(name: str) -> object:
+    try:
+        module = _PUBLIC[name]
+    except KeyError:
+        raise AttributeError(f"module 'codeexec' has no attribute {name!r}") from None
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_PUBLIC})
+
+
+if TYPE_CHECKING:
+    from codeexec.producer.api import Codeexec, Run, RunSummary, connect, prepare
+    from codeexec.producer.compare import Comparison, Difference
+    from codeexec.producer.inputs import InputError
+    from codeexec.producer.passk import pass_at_k
+    from codeexec.producer.persample import SampleResult
+    from codeexec.producer.report import RunReport, TaskReport
+    from codeexec.worker.judging.program import extract_code, score_code_exec
+    from codeexec.worker.process.runner import run_candidate
+    from codeexec.worker.result import AssertionOutcome, Outcome, RunResult
+    from codeexec.worker.settings import Settings

@@ -1,0 +1,309 @@
+"""One import name, and a layout that shows the architecture: the installed distribution puts only
+`codeexec` on sys.path; the commands and the Python API work from a directory full of the user's own
+modules with the names codeexec's parts once had; the worker's sub-packages import each other in one
+direction only, and the worker side never imports the producer."""
+
+from __future__ import annotations
+
+import ast
+import importlib.metadata
+import json
+import os
+import re
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+import codeexec
+from codeexec.producer import resident
+from helpers import ROOT, Worker, write_jsonl
+
+# The user's own modules, each with a name codeexec's parts once had or Celery looks for; importing
+# any of them fails loudly.
+CLASHING = ["worker.py", "celery.py", "tasks.py", "producer/__init__.py"]
+WAIT_S = 300.0  # for what must happen, not how fast it happens
+
+
+# ---- the distribution ---------------------------------------------------------------------------------
+
+
+def top_level_names() -> set[str]:
+    """What the installed distribution puts on sys.path: its files' first path parts, or for an
+    editable install, what lies in the folders its .pth file adds."""
+    # The one pip installed (with a RECORD), not the build's codeexec.egg-info in a checkout on sys.path.
+    installed = [d for d in importlib.metadata.distributions(name="codeexec") if d.read_text("RECORD")]
+    assert len(installed) == 1, installed
+    distribution = installed[0]
+    site = Path(str(distribution.locate_file(""))).resolve()
+    names: set[str] = set()
+    for file in distribution.files or []:
+        path = Path(str(distribution.locate_file(file))).resolve()
+        if not path.is_relative_to(site):
+            continue  # the console script, in the environment's bin/
+        first = path.relative_to(site).parts[0]
+        if first.endswith(".dist-info") or first == "__pycache__":
+            continue
+        if first.endswith(".pth"):
+            lines = [line for line in path.read_text().splitlines() if line.strip()]
+            # An import line would run in every interpreter, every candidate's included.
+            assert not [line for line in lines if line.startswith("import")], f"{first} runs code at start-up"
+            names |= {entry.name for line in lines for entry in Path(line).iterdir() if entry.name != "__pycache__"}
+        else:
+            names.add(first.removesuffix(".py"))
+    return names
+
+
+def test_the_distribution_puts_only_codeexec_on_the_path() -> None:
+    assert top_level_names() == {"codeexec"}
+
+
+def test_the_public_api_is_importable_from_codeexec() -> None:
+    for name in codeexec.__all__:
+        assert getattr(codeexec, name) is not None, name
+    assert set(dir(codeexec)) >= set(codeexec.__all__)
+    with pytest.raises(AttributeError, match="no attribute 'nothing'"):
+        codeexec.nothing  # noqa: B018
+    # The functions a user calls, with what they return, from the one name.
+    assert codeexec.pass_at_k(10, 3, 1) == pytest.approx(0.3)
+    assert codeexec.extract_code("```python\nx = 1\n```") == "x = 1\n"
+    # A candidate in a process of its own: running one makes its host a subreaper, which would adopt
+    # what later tests' processes leave.
+    code = (
+        "import codeexec\nresult = codeexec.run_candidate('def f():\\n    return 1\\n', ['assert f() == 1'])\n"
+        "assert isinstance(result, codeexec.RunResult) and result.exit_code is codeexec.Outcome.PASS, result\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True, cwd="/")
+
+
+def imported(statement: str) -> set[str]:
+    """The codeexec modules a fresh interpreter has loaded after `statement`."""
+    code = f"{statement}\nimport sys\nprint(' '.join(m for m in sys.modules if m.startswith('codeexec')))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd="/")
+    return set(out.stdout.split())
+
+
+def test_importing_codeexec_loads_nothing_until_a_name_is_used() -> None:
+    assert imported("import codeexec") <= {"codeexec"}
+
+
+def test_the_worker_side_never_loads_the_producer() -> None:
+    loaded = imported("from codeexec.worker.queue import tasks")  # everything a worker process runs
+    assert "codeexec.worker.queue.tasks" in loaded
+    assert not [name for name in loaded if name.startswith("codeexec.producer")]
+
+
+# ---- the layout ---------------------------------------------------------------------------------------
+
+
+def module_files() -> dict[str, Path]:
+    """Every module of the package, by its dotted name (the root's __init__.py is codeexec)."""
+    found = {"codeexec": ROOT / "__init__.py"}
+    for part in ("worker", "producer"):
+        for path in sorted((ROOT / part).rglob("*.py")):
+            dotted = ".".join(("codeexec", *path.relative_to(ROOT).with_suffix("").parts))
+            found[dotted.removesuffix(".__init__")] = path
+    return found
+
+
+def imports_of(name: str, path: Path, modules: dict[str, Path]) -> set[str]:
+    """The codeexec modules `name` imports, at any depth of its code (a deferred import counts too).
+    The candidate side's modules import each other as top-level modules: they are loaded by path."""
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import):
+            targets = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                base = ".".join([*package.split(".")[: len(package.split(".")) - node.level + 1], base]).strip(".")
+            targets = [base, *(f"{base}.{alias.name}" for alias in node.names)]
+        else:
+            continue
+        for target in targets:
+            if package == "codeexec.worker.candidate" and f"{package}.{target}" in modules:
+                target = f"{package}.{target}"
+            if target in modules and target != name:
+                found.add(target)
+    return found
+
+
+def cycle(graph: dict[str, set[str]]) -> list[str] | None:
+    """A cycle of `graph`, or None."""
+    state: dict[str, int] = {}  # 1: on the path, 2: done
+    path: list[str] = []
+
+    def visit(node: str) -> list[str] | None:
+        state[node] = 1
+        path.append(node)
+        for after in sorted(graph.get(node, ())):
+            if state.get(after) == 1:
+                return [*path[path.index(after) :], after]
+            if after not in state and (found := visit(after)):
+                return found
+        path.pop()
+        state[node] = 2
+        return None
+
+    for node in sorted(graph):
+        if node not in state and (found := visit(node)):
+            return found
+    return None
+
+
+def test_cycle_finds_a_cycle() -> None:
+    assert cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
+    assert cycle({"a": {"b", "c"}, "b": {"c"}, "c": set()}) is None
+
+
+def package_graph() -> tuple[dict[str, set[str]], dict[str, set[str]]]:
+    """The modules' imports, and the worker's: by sub-package (queue, process, ...) or module."""
+    modules = module_files()
+    graph = {name: imports_of(name, path, modules) for name, path in modules.items()}
+
+    def part(name: str) -> str:
+        return ".".join(name.split(".")[:3])  # codeexec.worker.<sub-package or module>
+
+    worker: dict[str, set[str]] = {}
+    for name, targets in graph.items():
+        if name.startswith("codeexec.worker."):
+            inner = {part(target) for target in targets if target.startswith("codeexec.worker.")}
+            worker.setdefault(part(name), set()).update(inner - {part(name)})
+    return graph, worker
+
+
+def test_no_module_imports_itself_back() -> None:
+    graph, _ = package_graph()
+    # A module's own package (its __init__) is imported with it: not an edge of the layout.
+    graph = {name: {t for t in targets if not name.startswith(f"{t}.")} for name, targets in graph.items()}
+    assert cycle(graph) is None
+
+
+def test_the_worker_s_parts_depend_on_each_other_one_way() -> None:
+    graph, worker = package_graph()
+    assert {"codeexec.worker.queue", "codeexec.worker.process", "codeexec.worker.candidate"} <= set(worker)
+    assert cycle(worker) is None
+    # queue -> judging -> process -> candidate; never back down the path.
+    order = ["codeexec.worker.queue", "codeexec.worker.judging", "codeexec.worker.process", "codeexec.worker.candidate"]
+    for lower, higher in [(order[b], order[a]) for a in range(4) for b in range(a + 1, 4)]:
+        assert higher not in worker[lower], f"{lower} imports {higher}"
+    assert not [
+        (name, target)
+        for name, targets in graph.items()
+        if name.startswith("codeexec.worker")
+        for target in targets
+        if target.startswith("codeexec.producer")
+    ]
+
+
+def test_the_candidate_side_imports_only_itself_and_built_in_modules() -> None:
+    modules = module_files()
+    # What an interpreter has loaded when it starts; the sandbox's _ctypes, where it is on; select and
+    # _socket, the init's and the zygote's, loaded where no candidate's time pays for them.
+    started = subprocess.run(
+        [sys.executable, "-s", "-c", "import sys; print(' '.join(sys.modules))"], capture_output=True, text=True
+    )
+    allowed = set(sys.builtin_module_names) | set(started.stdout.split()) | {"_ctypes", "select", "_socket"}
+    for name, path in modules.items():
+        if not name.startswith("codeexec.worker.candidate.") or name.endswith("__init__"):
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            names = (
+                [alias.name for alias in node.names]
+                if isinstance(node, ast.Import)
+                else [node.module or ""]
+                if isinstance(node, ast.ImportFrom)
+                else []
+            )
+            for imported_name in names:
+                root = imported_name.partition(".")[0]
+                assert root in allowed or f"codeexec.worker.candidate.{root}" in modules, (name, imported_name)
+
+
+def test_no_module_is_over_500_lines() -> None:
+    long = {
+        str(path.relative_to(ROOT)): n
+        for path in module_files().values()
+        if (n := len(path.read_text().splitlines())) > 500
+    }
+    assert not long
+
+
+# ---- a directory full of clashing names ---------------------------------------------------------------
+
+
+@pytest.fixture
+def clashing(tmp_path: Path) -> Iterator[Path]:
+    """A directory holding the user's own worker.py, celery.py, tasks.py and producer/ package."""
+    directory = tmp_path / "mine"
+    for name in CLASHING:
+        path = directory / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(f"raise SystemExit('the user\\'s {name} was imported')\n")
+    yield directory
+    resident.stop((tmp_path / "data").resolve())
+
+
+def private_env(tmp_path: Path) -> dict[str, str]:
+    env = {name: value for name, value in os.environ.items() if name != "CODEEXEC_REDIS_URL"}
+    return env | {"CODEEXEC_DATA_DIR": str(tmp_path / "data"), "CODEEXEC_WORKERS": "2", "CODEEXEC_KEEP_WARM_S": "0"}
+
+
+COMMAND = str(Path(sys.executable).parent / "codeexec")  # the console script, as a user runs it
+
+
+def run_in(directory: Path, env: dict[str, str], *command: str) -> subprocess.CompletedProcess[str]:
+    done = subprocess.run(command, cwd=directory, env=env, capture_output=True, text=True, timeout=WAIT_S)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-3000:]
+    return done
+
+
+def quickstart_eval() -> list[str]:
+    """The Quickstart's first command, from `codeexec eval` on."""
+    text = (ROOT / "README.md").read_text().split("## Quickstart", 1)[1]
+    first = re.search(r"```sh\n(.*?)\n```", text, re.DOTALL)
+    assert first, "the Quickstart's first command"
+    return first[1].split("&& ")[-1].split()
+
+
+def test_the_quickstart_eval_works_from_a_directory_of_clashing_names(clashing: Path, tmp_path: Path) -> None:
+    command = quickstart_eval()
+    assert command[:2] == ["codeexec", "eval"]
+    done = run_in(clashing, private_env(tmp_path), COMMAND, *command[1:], "--json")
+    report = json.loads(done.stdout)
+    assert (report["n_samples"], report["pass_at_k"]["1"]) == (164, 1.0)
+
+
+def test_the_api_example_works_from_a_directory_of_clashing_names(clashing: Path, tmp_path: Path) -> None:
+    from test_api import readme_example
+
+    script = clashing / "example.py"  # beside the user's modules: its directory comes first on sys.path
+    script.write_text(readme_example())
+    out = run_in(clashing, private_env(tmp_path), sys.executable, str(script))
+    assert "pass@1 0.250, 95% interval [0.000, 0.500]" in out.stdout.splitlines()
+
+
+def test_a_worker_started_in_a_directory_of_clashing_names_serves(
+    clashing: Path, tmp_path: Path, env: dict[str, str]
+) -> None:
+    log = tmp_path / "worker.log"
+    process = subprocess.Popen(
+        [COMMAND, "worker", "--concurrency=1", "--hostname=mine@%h"],
+        cwd=clashing,
+        env=env,
+        stdout=log.open("wb"),
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
+    worker = Worker("mine", process, log)
+    try:
+        samples = write_jsonl(tmp_path / "s.jsonl", [{"task_id": "HumanEval/0", "completion": "    return False\n"}])
+        done = run_in(clashing, env, COMMAND, "eval", "--problems", "humaneval", "--samples", str(samples), "--json")
+        # With a Redis URL eval starts no workers of its own: this one, the only one, ran the sample.
+        assert json.loads(done.stdout)["pass_at_k"]["1"] == 0.0
+        assert process.poll() is None, log.read_text()[-3000:]
+    finally:
+        worker.kill_whole()

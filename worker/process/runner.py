@@ -1,0 +1,235 @@
+"""Run one candidate program against its assertions (or, for HumanEval+, on its inputs: the outputs
+come back in the RunResult's checks for worker/judging/evalplus.py to judge), in a process of its own.
+
+The host side of the runner. For each candidate it makes a temporary directory and starts the
+candidate's process with a minimal environment and closed stdin: forked from a warm zygote
+(isolation "fork", zygote.py), or a fresh interpreter on a script that loads worker/candidate/child.py
+and calls its main() (isolation "fresh"). It sets the process's resource limits, lets it go, and
+hands it to the watch (watch.py), which reads its stdout, its stderr and its private record socket
+against a deadline (timelimit.py). Whatever happens, the candidate's whole process tree is killed
+and reaped (proctree.py) before the RunResult is returned.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import resource
+import secrets
+import shutil
+import socket
+import subprocess
+import tempfile
+import time
+from collections.abc import Sequence
+from contextlib import ExitStack
+from functools import lru_cache
+from pathlib import Path
+
+from codeexec.worker.candidate.sandbox import seccomp_filter
+from codeexec.worker.process.proctree import CandidateTree
+from codeexec.worker.process.split import split
+from codeexec.worker.process.watch import Ending, Watch
+from codeexec.worker.process.zygote import LOST as ZYGOTE_LOST
+from codeexec.worker.process.zygote import Forked, ZygoteLost, zygote
+from codeexec.worker.result import Outcome, RunResult
+from codeexec.worker.settings import MAX_TIMEOUT_S, MIN_TIMEOUT_S, RunnerConfig, runner_config
+
+#: The candidate side's files, which its interpreter loads by path (worker/candidate/__init__.py).
+CANDIDATE_DIR = str(Path(__file__).resolve().parent.parent / "candidate")
+
+
+def clamp_timeout(timeout_s: float) -> float:
+    if math.isnan(timeout_s):
+        raise ValueError("timeout_s is NaN")
+    return min(max(float(timeout_s), MIN_TIMEOUT_S), MAX_TIMEOUT_S)
+
+
+def run_candidate(
+    code: str, assertions: Sequence[str], timeout_s: float = 3.0, io: dict | None = None, **limits: object
+) -> RunResult:
+    """Run `code`, then each assertion in the namespace it leaves; never raises for what the code does.
+
+    `timeout_s` is clamped to [0.1, 30] and counts from the moment the candidate starts. `limits`
+    override the RunnerConfig fields of the settings (memory_bytes=..., interpreter=..., ...); an
+    unknown name is a TypeError. `io`: call the program on inputs instead (worker/judging/evalplus.py builds
+    it, and the timeout, which is not clamped: its checks' budgets are EvalPlus's, up to a minute each).
+    """
+    config = runner_config(**limits)
+    timeout = clamp_timeout(timeout_s) if io is None else max(timeout_s, MIN_TIMEOUT_S)
+    assertions = list(assertions)
+    began = time.monotonic()
+    try:
+        workdir = tempfile.mkdtemp(prefix="codeexec-")
+    except OSError as exc:  # no temporary directory: the machine, not the candidate
+        ending = Ending(Outcome.INFRA_ERROR, f"could not prepare the run: {exc}")
+    else:
+        try:
+            ending = _run_in(workdir, code, assertions, timeout, config, io)
+        except OSError as exc:  # no pipes, no room for the script
+            ending = Ending(Outcome.INFRA_ERROR, f"could not prepare the run: {exc}")
+        finally:
+            _remove(workdir)
+    return ending.result(len(assertions), time.monotonic() - began)
+
+
+def _remove(workdir: str) -> None:
+    """Remove the candidate's directory. It is usually empty (the child deletes its script), and a
+    bare rmdir costs a tenth of what shutil.rmtree does."""
+    try:
+        os.rmdir(workdir)
+    except OSError:
+        shutil.rmtree(workdir, ignore_errors=True)
+
+
+@lru_cache(maxsize=2)
+def _script_head(module: str, entry: str) -> str:
+    """The start of every runner script and of the zygote: load `module` of worker/candidate/ (child
+    for a candidate, serve for the zygote) by itself, as a top-level module, and take `entry` from it.
+
+    Importing rather than pasting its text lets the interpreter reuse its cached bytecode (written
+    by the first child, or by pip at install time): compiling the source anew would cost every
+    candidate about a millisecond.
+    """
+    # sys.path[0] is the script's directory, the candidate's: it never stays on sys.path (as under -I).
+    return f"import sys\nsys.path[0] = {CANDIDATE_DIR!r}\nfrom {module} import {entry}\ndel sys.path[0]\n"
+
+
+def _environment(config: RunnerConfig) -> dict[str, str]:
+    """What every candidate's environment holds, whatever its directory (what -I gives, but for
+    PYTHONHASHSEED: no PYTHON* variable of the worker's, nothing else of its environment)."""
+    return {
+        "PYTHONHASHSEED": str(config.hash_seed),
+        "PATH": "/usr/local/bin:/usr/bin:/bin",
+        "LANG": "C.UTF-8",
+        "OMP_NUM_THREADS": "1",
+    }
+
+
+def _run_in(
+    workdir: str, code: str, assertions: list[str], timeout: float, config: RunnerConfig, io: dict | None
+) -> Ending:
+    nonce = secrets.token_hex(16)
+    splits = [split(text) for text in assertions]
+    tree = CandidateTree()
+    own = {"HOME": workdir, "TMPDIR": workdir, **tree.environment}  # this candidate's part of its environment
+    # -s: no user site-packages; the script head keeps its directory off sys.path.
+    command = [config.interpreter, "-s", *config.interpreter_flags]
+    denied = sorted(config.denied_modules)
+    # child.main()'s arguments but the descriptors, whichever way its process starts.
+    arguments = {
+        "candidate": code,
+        # Each assertion as it is, or split: the constant stays here (worker/process/split.py).
+        "assertions": [
+            text if cut is None else [cut.prelude, cut.expression, *([cut.asks] if cut.asks else [])]
+            for text, cut in zip(assertions, splits, strict=True)
+        ],
+        "denied": denied,
+        "nonce": nonce,
+        "pid_namespace": config.pid_namespace,
+        "sandbox": config.sandbox,
+        **({"io": io} if io is not None else {}),
+    }
+    opened: list[int] = []
+    try:
+        for make in (os.pipe, os.pipe, _socketpair, os.pipe):  # the record goes both ways ("value" lines)
+            opened.extend(make())
+        stdout_r, stdout_w, stderr_r, stderr_w, record_r, record_w, lifeline_r, lifeline_w = opened
+        theirs = [stdout_w, stderr_w, record_w, lifeline_r]
+        with ExitStack() as held:
+            root: subprocess.Popen[bytes] | Forked
+            try:
+                if config.isolation == "fork":
+                    nest = config.pid_namespace != "off"
+                    warm = held.enter_context(
+                        zygote(
+                            command, _script_head("serve", "serve"), _environment(config), nest, denied, config.sandbox
+                        )
+                    )
+                    root = Forked(warm, warm.fork(workdir, own, arguments, theirs))
+                    tree.started(root, inherited=warm.token)
+                else:
+                    root = _start_fresh(command, workdir, own, arguments, theirs, config)
+                    tree.started(root)
+            except ZygoteLost as exc:
+                return Ending(Outcome.INFRA_ERROR, f"the runner script did not start: {exc}")
+            except OSError as exc:  # interpreter missing, cannot fork, out of descriptors
+                return Ending(Outcome.INFRA_ERROR, f"could not start {config.interpreter}: {exc}")
+            for fd in theirs:
+                os.close(fd)
+                opened.remove(fd)
+            watch = None
+            try:
+                _limit(root.pid, config)
+                try:
+                    os.write(lifeline_w, b"g")  # the child waits for this before it runs anything of the candidate
+                except BrokenPipeError:  # it has ended already: the watch reads how
+                    pass
+                watch = Watch(root, stdout_r, stderr_r, record_r, nonce, timeout, config, splits)
+                ending = watch.run()
+                ending.protections, ending.checks = watch.protections, watch.checks
+            finally:
+                tree.kill(contained=watch is not None and watch.contained)
+            if isinstance(root, Forked) and root.lost:
+                return Ending(Outcome.INFRA_ERROR, f"{ZYGOTE_LOST}: {root.lost}")
+            return ending
+    finally:
+        for fd in opened:
+            os.close(fd)
+
+
+def _socketpair() -> tuple[int, int]:
+    """The record socket: ours asks the kernel for the sender's credentials with every message."""
+    ours, theirs = socket.socketpair()
+    ours.setsockopt(socket.SOL_SOCKET, socket.SO_PASSCRED, 1)
+    return ours.detach(), theirs.detach()
+
+
+def _start_fresh(
+    command: list[str],
+    workdir: str,
+    own: dict[str, str],
+    arguments: dict[str, object],
+    fds: list[int],
+    config: RunnerConfig,
+) -> subprocess.Popen[bytes]:
+    """Isolation "fresh": a new interpreter for this candidate, on a script that calls child.main()."""
+    stdout_w, stderr_w, record_w, lifeline_r = fds
+    # The system call filter goes to the fresh interpreter only: a zygote attaches it once (worker/process/zygote.py).
+    call = (
+        f"main(**{arguments!r}, record_fd={record_w}, lifeline_fd={lifeline_r}, seccomp={seccomp_filter()!r}, "
+        "script=sys.argv[0])\n"
+    )
+    script = os.path.join(workdir, ".codeexec_runner.py")
+    with open(script, "w", encoding="utf-8") as out:
+        out.write(_script_head("child", "main") + call)
+    return subprocess.Popen(
+        [*command, script],
+        cwd=workdir,
+        env=_environment(config) | own,
+        stdin=subprocess.DEVNULL,
+        stdout=stdout_w,
+        stderr=stderr_w,
+        pass_fds=(record_w, lifeline_r),
+        start_new_session=True,
+    )
+
+
+def _limit(pid: int, config: RunnerConfig) -> None:
+    """Set the child's resource limits from here (the child need not load the resource module)."""
+    limits = {
+        resource.RLIMIT_AS: config.memory_bytes,
+        resource.RLIMIT_FSIZE: config.file_size_bytes,
+        resource.RLIMIT_NOFILE: config.open_files,
+        resource.RLIMIT_CORE: config.core_bytes,
+    }
+    for which, value in limits.items():
+        if value is None:
+            continue
+        _, hard = resource.getrlimit(which)  # the child inherited ours
+        if hard != resource.RLIM_INFINITY:
+            value = min(value, hard)
+        try:
+            resource.prlimit(pid, which, (value, value))
+        except ProcessLookupError:  # it died already: the watch will say how
+            return
