@@ -1,5 +1,5 @@
-"""The Python API (producer/api.py): the README's example, run as it is written there, on the private
-Valkey it starts itself, with real workers; and the API's own errors."""
+"""The Python API (producer/api.py): the example of docs/reports.md, run as it is written there, on the
+private Valkey it starts itself, with real workers; and the API's own errors."""
 
 from __future__ import annotations
 
@@ -17,17 +17,17 @@ from codeexec.producer.inputs import InputError
 from helpers import ROOT
 
 
-def readme_example() -> str:
-    text = (ROOT / "README.md").read_text()
-    after = text.split("A test runs this example as it is written here:", 1)[1]
+def api_example() -> str:
+    text = (ROOT / "docs" / "reports.md").read_text()
+    after = text.split("A test runs this example as it is written here", 1)[1]
     match = re.search(r"```python\n(.*?)```", after, re.DOTALL)
-    assert match, "the README's API example"
+    assert match, "the API example of docs/reports.md"
     return match.group(1)
 
 
-def test_the_readme_example_runs(tmp_path: Path) -> None:
+def test_the_api_example_runs(tmp_path: Path) -> None:
     script = tmp_path / "example.py"
-    script.write_text(readme_example())
+    script.write_text(api_example())
     environment = {name: value for name, value in os.environ.items() if name != "CODEEXEC_REDIS_URL"}
     environment |= {"CODEEXEC_DATA_DIR": str(tmp_path / "data"), "CODEEXEC_WORKERS": "2"}
     out = subprocess.run(
@@ -91,7 +91,7 @@ def test_a_process_sends_jobs_to_one_redis_only() -> None:
 API_LIFECYCLE = """
 import json
 from codeexec.producer.api import connect
-from worker import keys
+from codeexec.worker.queue import keys
 
 samples = [{"task_id": "HumanEval/0", "completion": "    return False"} for _ in range(5)]
 with connect(REDIS_URL) as codeexec:  # no workers: the jobs stay queued

@@ -278,10 +278,10 @@ def test_the_quickstart_eval_works_from_a_directory_of_clashing_names(clashing: 
 
 
 def test_the_api_example_works_from_a_directory_of_clashing_names(clashing: Path, tmp_path: Path) -> None:
-    from test_api import readme_example
+    from test_api import api_example
 
     script = clashing / "example.py"  # beside the user's modules: its directory comes first on sys.path
-    script.write_text(readme_example())
+    script.write_text(api_example())
     out = run_in(clashing, private_env(tmp_path), sys.executable, str(script))
     assert "pass@1 0.250, 95% interval [0.000, 0.500]" in out.stdout.splitlines()
 
