@@ -76,9 +76,14 @@ def fingerprint(workers: int) -> str:
     for name, value in sorted(os.environ.items()):
         if name not in _VOLATILE:
             digest.update(f"{name}={value}\0".encode())
-    for path in sorted([ROOT / "__init__.py", *ROOT.glob("worker/**/*.py"), *ROOT.glob("producer/**/*.py")]):
+    for path in code_files(ROOT):
         digest.update(str(path.relative_to(ROOT)).encode() + b"\0" + path.read_bytes())
     return digest.hexdigest()[:16]
+
+
+def code_files(root: Path) -> list[Path]:
+    """codeexec's modules under `root` (an installed package, or a checkout), in a fixed order."""
+    return sorted([root / "__init__.py", *root.glob("worker/**/*.py"), *root.glob("producer/**/*.py")])
 
 
 def _open(data_dir: Path, name: str) -> IO[bytes]:

@@ -131,7 +131,7 @@ def test_the_code_is_part_of_the_fingerprint(monkeypatch: pytest.MonkeyPatch, tm
     assert resident.fingerprint(2) == before
     assert resident.fingerprint(3) != before
     copy = tmp_path / "copy"
-    for path in [ROOT / "__init__.py", *ROOT.glob("worker/**/*.py"), *ROOT.glob("producer/**/*.py")]:
+    for path in resident.code_files(ROOT):
         (copy / path.relative_to(ROOT)).parent.mkdir(parents=True, exist_ok=True)
         (copy / path.relative_to(ROOT)).write_bytes(path.read_bytes())
     monkeypatch.setattr(resident, "ROOT", copy)
