@@ -30,6 +30,7 @@ from pydantic import BaseModel, Field
 from codeexec.producer.backend import backend
 from codeexec.producer.breakdown import breakdown
 from codeexec.producer.compare import Comparison, compare
+from codeexec.producer.competitive import LCB_TIME_LIMIT_S
 from codeexec.producer.html_report import render_comparison, render_run
 from codeexec.producer.inputs import InputError, read_jsonl, write_whole
 from codeexec.producer.persample import SampleResult, with_results
@@ -47,7 +48,7 @@ from codeexec.producer.submit import (
     set_priority,
     submit,
 )
-from codeexec.worker.models import Problem, RunMeta, SampleKind
+from codeexec.worker.models import JudgeMode, Problem, RunMeta, SampleKind
 from codeexec.worker.process.runner import clamp_timeout
 from codeexec.worker.process.split import in_process
 from codeexec.worker.queue import keys
@@ -196,6 +197,8 @@ def prepare(
     hash_seed: int | None = None,
     isolation: Literal["fork", "fresh"] | None = None,
     strict_verdicts: bool = False,
+    judge_mode: JudgeMode | None = None,
+    all_tests: bool = False,
     min_time_limit_s: float = 1.0,
     gt_time_limit_factor: float = 4.0,
     priority: int | str = "normal",
@@ -247,6 +250,9 @@ def prepare(
         hash_seed=hash_seed if hash_seed is not None else settings.hash_seed,
         isolation=isolation or settings.isolation,
         strict_verdicts=strict_verdicts,
+        judge_mode=judge_mode,
+        all_tests=all_tests,
+        test_time_limit_s=clamp_timeout(timeout_s) if timeout_s is not None else LCB_TIME_LIMIT_S,
         min_time_limit_s=min_time_limit_s,
         gt_time_limit_factor=gt_time_limit_factor,
         priority=priority,

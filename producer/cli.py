@@ -104,7 +104,8 @@ def build_parser() -> argparse.ArgumentParser:
     inputs.add_argument(
         "--timeout",
         type=parse_timeout,
-        help="seconds per candidate, clamped to [0.1, 30] (default 3); time it could run: load does not count",
+        help="seconds per candidate, clamped to [0.1, 30] (default 3; a competitive-programming test: its "
+        "problem's own, else 6, LiveCodeBench's); time it could run: load does not count",
     )
     inputs.add_argument(
         "--hash-seed",
@@ -128,6 +129,19 @@ def build_parser() -> argparse.ArgumentParser:
         type=parse_positive,
         default=4.0,
         help="HumanEval+: a call may take this times the canonical solution's time (EvalPlus's; default 4)",
+    )
+    inputs.add_argument(
+        "--judge-mode",
+        choices=["lcb", "exact", "apps", "prime"],
+        help="competitive-programming problems: how outputs are compared: lcb (LiveCodeBench's, the default), "
+        "exact (verl's SandboxFusion path), apps (hendrycks/apps' cascade), prime (verl's prime_code, "
+        "LiveCodeBench before 2025, tinker-cookbook); see docs/judging.md",
+    )
+    inputs.add_argument(
+        "--all-tests",
+        action="store_true",
+        help="competitive-programming problems: run every test (score: tests passed / tests), not stop at the "
+        "first failure",
     )
     inputs.add_argument(
         "--strict-verdicts",
@@ -253,6 +267,8 @@ def _prepare(args: argparse.Namespace) -> tuple[dict[str, Problem], SampleSet, R
         hash_seed=args.hash_seed,
         isolation=args.isolation,
         strict_verdicts=args.strict_verdicts,
+        judge_mode=args.judge_mode,
+        all_tests=args.all_tests,
         min_time_limit_s=args.min_time_limit,
         gt_time_limit_factor=args.gt_time_limit_factor,
         priority=args.priority,

@@ -156,6 +156,8 @@ def print_report(report: RunReport, per_task: bool) -> None:
     for outcome, count in report.outcomes.items():
         if count:
             table.add_row(f"  {outcome}", str(count))
+    if report.case_limits is not None:
+        table.add_row("tests", report.case_limits)
     if report.evalplus_limits is None:
         table.add_row("time limit", f"{report.timeout_s:g} s")
     else:

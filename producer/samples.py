@@ -34,7 +34,7 @@ class SampleSet:
 
 def task_id_of(record: dict[str, object], known: Container[str]) -> str | None:
     """The sample's task_id. MBPP samples may name their task by number (11 or "11") for Mbpp/11."""
-    task_id = record.get("task_id")
+    task_id = record.get("task_id", record.get("question_id"))  # question_id: LiveCodeBench's
     if isinstance(task_id, int) and not isinstance(task_id, bool) and f"Mbpp/{task_id}" in known:
         return f"Mbpp/{task_id}"
     if not isinstance(task_id, str):

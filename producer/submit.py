@@ -16,7 +16,7 @@ import redis
 from codeexec.producer.inputs import InputError
 from codeexec.producer.problems import PROBLEM_SETS, load_problems, problems_path
 from codeexec.producer.samples import SampleSet, read_samples
-from codeexec.worker.models import Job, Problem, RunMeta, SampleKind
+from codeexec.worker.models import Job, JudgeMode, Problem, RunMeta, SampleKind
 from codeexec.worker.queue import keys
 from codeexec.worker.queue.schedule import PRIORITIES, Schedule
 from codeexec.worker.settings import get_settings
@@ -49,6 +49,9 @@ def new_meta(
     min_time_limit_s: float = 1.0,
     gt_time_limit_factor: float = 4.0,
     strict_verdicts: bool = False,
+    judge_mode: JudgeMode | None = None,
+    all_tests: bool = False,
+    test_time_limit_s: float = 6.0,
     priority: int = 0,
     **settings: object,
 ) -> RunMeta:
@@ -70,6 +73,9 @@ def new_meta(
         isolation=isolation or get_settings().isolation,
         k=k,
         strict_verdicts=strict_verdicts,
+        judge_mode=judge_mode,
+        all_tests=all_tests,
+        test_time_limit_s=test_time_limit_s,
         priority=priority,
         min_time_limit_s=min_time_limit_s,
         gt_time_limit_factor=gt_time_limit_factor,
@@ -115,6 +121,7 @@ def submit(
     """Record the run, store its problems and samples, and enqueue its jobs. The input is valid already."""
     check_run_name(meta.run)
     meta.base_tests = any(problems[task_id].io is not None for task_id in samples.per_task)
+    meta.case_tests = any(problems[task_id].cases is not None for task_id in samples.per_task)
     # Claiming the name is the first write: a taken name changes nothing in Redis.
     if not client.set(keys.meta(meta.run), meta.model_dump_json(), nx=True):
         raise InputError(f"a run named {meta.run!r} exists already (codeexec report/resume {meta.run})")

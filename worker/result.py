@@ -22,6 +22,35 @@ class Outcome(str, Enum):
         return self.value
 
 
+class Verdict(str, Enum):
+    """A competitive-programming test's verdict (worker/judging/cases.py), as judges name them."""
+
+    ACCEPTED = "accepted"
+    WRONG_ANSWER = "wrong_answer"
+    TIME_LIMIT = "time_limit"
+    RUNTIME_ERROR = "runtime_error"  # raised, exited with a status, or does not compile
+    MEMORY_LIMIT = "memory_limit"
+    OUTPUT_LIMIT = "output_limit"
+
+    def __str__(self) -> str:
+        return self.value
+
+    @property
+    def letter(self) -> str:
+        """One letter of a stored result's verdicts (StoredResult.verdicts)."""
+        return _LETTERS[self]
+
+
+_LETTERS = {
+    Verdict.ACCEPTED: "A",
+    Verdict.WRONG_ANSWER: "W",
+    Verdict.TIME_LIMIT: "T",
+    Verdict.RUNTIME_ERROR: "R",
+    Verdict.MEMORY_LIMIT: "M",
+    Verdict.OUTPUT_LIMIT: "O",
+}
+
+
 class AssertionOutcome(BaseModel):
     passed: bool
     error: str | None = Field(None, description="'TypeName: message' of what the assertion raised.")
@@ -70,8 +99,16 @@ class RunResult(BaseModel):
         description="HumanEval+: EvalPlus's status of each check, 'base' and 'plus': pass, fail or timeout.",
     )
     first_failures: dict[str, int] = Field(
-        default_factory=dict, description="HumanEval+: the index of each failed check's first failing input."
+        default_factory=dict,
+        description="HumanEval+: the index of each failed check's first failing input; competitive-programming "
+        "problems: 'tests', the first failing test's.",
     )
+    verdicts: list[Verdict] = Field(
+        default_factory=list,
+        description="Competitive-programming problems (worker/judging/cases.py): each test's verdict, in order, for "
+        "the tests that ran.",
+    )
+    stdout: str = Field("", description="What the program wrote to its standard output (within the output cap).")
 
     @property
     def ok(self) -> bool:

@@ -68,6 +68,11 @@ class RunnerConfig(BaseModel):
         "of it it could run (a wedged machine); the limit itself counts time it could have run "
         "(worker/process/timelimit.py).",
     )
+    preload: list[str] = Field(
+        default_factory=list,
+        description="Modules a warm interpreter (isolation fork) imports before its first fork, so that its "
+        "candidates find them loaded; the judges of problem sets with a prelude add theirs.",
+    )
     hash_seed: int = Field(
         0, ge=0, le=4294967295, description="PYTHONHASHSEED of every candidate: the same verdicts run after run."
     )

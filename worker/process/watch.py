@@ -47,6 +47,7 @@ class Ending:
     wall_clock_only: bool = False
     protections: dict[str, str] = field(default_factory=dict)
     checks: dict[str, Check] = field(default_factory=dict)
+    stdout: str = ""
 
     def result(self, total: int, duration_s: float) -> RunResult:
         passed = sum(a.passed for a in self.assertions)
@@ -68,6 +69,7 @@ class Ending:
             assertions=self.assertions,
             protections=self.protections,
             checks=self.checks,
+            stdout=self.stdout,
         )
 
 
@@ -126,6 +128,7 @@ class Watch:
         self.stdout_fd, self.stderr_fd, self.record_fd = stdout_fd, stderr_fd, record_fd
         self.open_fds = [self.stdout_fd, self.stderr_fd, self.record_fd]  # the order data is handled in
         self.stdout_bytes = self.stderr_bytes = 0
+        self.stdout_chunks: list[bytes] = []  # all of it: the caps bound it
         self.stderr_tail = b""
         self.record = b""
         # The candidate's own process, by its pid in ours: the first to write to the record socket. Its
@@ -235,6 +238,7 @@ class Watch:
             self._late()  # the pipe was full: its writer may have been waiting for room
         if fd == self.stdout_fd:
             self.stdout_bytes += len(chunk)
+            self.stdout_chunks.append(chunk)
             if self.stdout_bytes > self.config.output_bytes:
                 return Ending(Outcome.ERROR, "output overflow")
             return None
@@ -391,6 +395,10 @@ class Watch:
         else:
             detail = f"timed out after {self.timeout:g} s"
         return self._charge(Ending(Outcome.TIMEOUT, detail), charged)
+
+    def stdout(self) -> str:
+        """What the candidate wrote to its stdout, as far as it was read (UTF-8; what is not, replaced)."""
+        return b"".join(self.stdout_chunks).decode("utf-8", "replace")
 
     def _stderr(self) -> str:
         tail = " ".join(self.stderr_tail.decode("utf-8", "replace").split())[-_TAIL_CHARS:]

@@ -11,9 +11,10 @@ from functools import partial
 
 from celery.signals import worker_init, worker_process_init
 
-from codeexec.worker.judging import evalplus
+from codeexec.worker.judging import calls, evalplus, stdio
+from codeexec.worker.judging.cases import Plan
 from codeexec.worker.judging.program import program_for, unclosed_fence
-from codeexec.worker.models import IOTests, StoredResult
+from codeexec.worker.models import CaseTests, IOTests, RunMeta, StoredResult
 from codeexec.worker.process.protections import check_at_start, summary
 from codeexec.worker.process.runner import run_candidate
 from codeexec.worker.process.split import in_process, split
@@ -85,7 +86,9 @@ def evaluate_sample(db: WorkerStore, run: str, task_id: str, index: int) -> None
     else:
         options = db.runner_options(run)
         once: Callable[[str], RunResult]
-        if problem.io is None:
+        if problem.cases is not None:
+            once = partial(_cases, problem.cases, db.meta(run), options)
+        elif problem.io is None:
             # The producer stores each problem with the run's timeout filled in where it has none.
             timeout_s = problem.timeout_s or settings.timeout_s
             once = partial(_assertions, problem.assertions, timeout_s, options)
@@ -96,13 +99,21 @@ def evaluate_sample(db: WorkerStore, run: str, task_id: str, index: int) -> None
             db.note(run, "time limits counted wall-clock time on some workers: their kernel gives no CPU-wait figure")
     under = keys.protections_field(socket.gethostname(), summary(result.protections)) if result.protections else ""
     stored = StoredResult.from_run(result)
-    stored.host_compared = problem.tests if problem.io else sum(split(text) is not None for text in problem.assertions)
+    # EvalPlus's and competitive-programming tests are all the host's to judge.
+    whole = problem.io is not None or problem.cases is not None
+    stored.host_compared = problem.tests if whole else sum(split(text) is not None for text in problem.assertions)
     ran_by = keys.worker_field(socket.gethostname(), os.getpid())
     db.record(run, task_id, index, stored, protections=under, worker=ran_by)
 
 
 def _assertions(assertions: list[str], timeout_s: float, options: dict[str, object], code: str) -> RunResult:
     return run_candidate(code, assertions, timeout_s, **options)
+
+
+def _cases(tests: CaseTests, meta: RunMeta, options: dict[str, object], code: str) -> RunResult:
+    """A competitive-programming sample: stdin/stdout tests, or call-based ones (worker/judging/cases.py)."""
+    judge = stdio if tests.kind == "stdin" else calls
+    return judge.run_tests(code, tests, Plan.of(tests, meta, options))
 
 
 def _evalplus(

@@ -1,0 +1,125 @@
+"""Call-based tests (LeetCode's `class Solution`, APPS' and LiveCodeBench's fn_name): the program is
+loaded once, in a process of its own, and its entry point called on each test's arguments; what each
+call returns comes back to the host, which compares it with the expected value (as HumanEval+'s are:
+worker/candidate/running.py, run_io(); worker/judging/cases.py says how a sample is judged).
+
+The entry point is a method of a new ``Solution()`` where the program has ``class Solution`` (the
+substring, LiveCodeBench's rule), else the function of that name. Each call may be charged the test's
+time limit, all of them together the sample's budget. The calls stop at the first that raises or runs
+over its limit; after a wrong value they go on (it is told here, not there), unless every test is to run.
+"""
+
+from __future__ import annotations
+
+import marshal
+from typing import Any
+
+from codeexec.worker.candidate.values import canonical, decode, digest_of
+from codeexec.worker.judging import checker
+from codeexec.worker.judging.cases import Plan, Tally, wrong
+from codeexec.worker.judging.outputs import same_value
+from codeexec.worker.models import CaseTests
+from codeexec.worker.process.runner import run_candidate
+from codeexec.worker.result import Outcome, RunResult, Verdict
+
+CHECK = "tests"
+_PLAIN_BYTES = 1 << 20  # values sent whole up to this; larger ones as digests of their canonical bytes
+_SLACK_S = 2.0  # the runner's limit beyond the calls' budget: for a program that cannot be interrupted
+
+
+def run_tests(code: str, tests: CaseTests, plan: Plan) -> RunResult:
+    """Call the entry point on every test's arguments and judge what each call returned."""
+    total = len(tests.inputs)
+    io = {
+        "entry_point": tests.entry_point,
+        "instance": "class Solution" in code,
+        "prelude": plan.prelude,
+        "plain": _PLAIN_BYTES,
+        "all": plan.all_tests,
+        # Every input "tolerant": a value that is not the expected one byte for byte may still pass here.
+        "checks": [
+            [
+                CHECK,
+                marshal.dumps(tests.inputs),
+                [plan.time_limit_s] * total,
+                plan.budget_s,
+                [""] * total,
+                list(range(total)),
+            ]
+        ],
+    }
+    run = run_candidate(code, [], plan.budget_s + _SLACK_S, io=io, **plan.options)
+    if run.exit_code is Outcome.INFRA_ERROR:
+        return run.model_copy(update={"total": total})
+    tally = Tally(total)
+    tally.ran(run)
+    done = run.checks.get(CHECK)
+    if done is None:  # the program did not load, or its process ended before the calls reported
+        return _not_called(run, tally)
+    values: list[tuple[int, Any]] = []  # calls that returned, for the checker
+    for index, (kind, payload, digest, _) in enumerate(done.outputs):
+        verdict, detail = _verdict(kind, payload, digest, tests.outputs[index], plan, tests.checker is not None)
+        if verdict is None:
+            values.append((index, decode(payload)))
+            verdict = Verdict.ACCEPTED  # until the checker says otherwise
+        tally.add(verdict, detail)
+    if done.stopped == "budget" and len(done.outputs) < total:
+        tally.add(Verdict.TIME_LIMIT, "the sample's time budget ran out")
+    if tests.checker is not None and values:
+        triples = [(tests.inputs[index], tests.outputs[index], value) for index, value in values]
+        judged = checker.check(tests.checker, triples, plan)
+        if isinstance(judged, RunResult):
+            return judged.model_copy(update={"total": total})
+        for (index, _), (accepted, why) in zip(values, judged, strict=True):
+            if not accepted:
+                tally.verdicts[index], tally.details[index] = Verdict.WRONG_ANSWER, why
+    return tally.result(plan.all_tests)
+
+
+def _verdict(
+    kind: str, payload: Any, digest: str, expected: Any, plan: Plan, checked: bool
+) -> tuple[Verdict | None, str]:
+    """A call's verdict and why; (None, "") for a value the checker is to judge."""
+    if kind == "limit":
+        return Verdict.TIME_LIMIT, f"over its time limit of {plan.time_limit_s:g} s"
+    if kind == "raised":
+        if str(payload).startswith("MemoryError"):
+            return Verdict.MEMORY_LIMIT, str(payload)
+        return Verdict.RUNTIME_ERROR, str(payload)
+    if kind == "unencodable":
+        return Verdict.WRONG_ANSWER, f"returned what cannot be compared: {payload}"
+    if kind == "digest":  # too large to send whole: equal to the expected value, or not
+        accepted = digest in _digests(expected, plan.mode)
+        return (Verdict.ACCEPTED, "") if accepted else (Verdict.WRONG_ANSWER, "a large value, not the expected one")
+    if checked:
+        return None, ""
+    value = decode(payload)
+    if same_value(plan.mode, value, expected):
+        return Verdict.ACCEPTED, ""
+    return Verdict.WRONG_ANSWER, wrong(repr(expected), repr(value))
+
+
+def _digests(expected: Any, mode: str) -> set[str]:
+    """Digests of the values equal to `expected` as the child would send them: itself, and in lcb mode,
+    the tuple LiveCodeBench takes as a list."""
+    forms = [expected, tuple(expected)] if mode == "lcb" and isinstance(expected, list) else [expected]
+    found = set()
+    for form in forms:
+        parts: list[bytes] = []
+        try:
+            canonical(form, parts)
+        except (TypeError, ValueError, RecursionError):
+            continue
+        found.add(digest_of(parts))
+    return found
+
+
+def _not_called(run: RunResult, tally: Tally) -> RunResult:
+    """The program never got to its calls: it does not compile, raised while loading, has no entry point,
+    or its process ended (or ran out of time) first."""
+    if run.exit_code is Outcome.TIMEOUT:
+        tally.add(Verdict.TIME_LIMIT, run.detail)
+    else:
+        tally.add(Verdict.RUNTIME_ERROR, run.detail)
+        tally.compile_error = run.detail if run.exit_code is Outcome.SYNTAX_ERROR else None
+    return tally.result(all_tests=False)

@@ -1,0 +1,51 @@
+"""A problem's own checker, for problems with more than one right answer (LiveCodeBench issue #106):
+a program that defines ``check(input, expected, actual)``, returning whether `actual` is a right answer
+to `input` (`expected` being one). For stdin tests the three are the test's texts; for call-based tests,
+the call's arguments, the expected value and the value returned.
+
+It runs in the runner like a candidate (the sandbox, the caps), once for all of a sample's tests, called
+on each; its time is not the sample's. A checker that raises on a test rejects that output (a checker
+that trips over a malformed answer has found a wrong one); one that does not run at all fails the sample
+with an error that says so: the problem is at fault, and running it again would not help.
+"""
+
+from __future__ import annotations
+
+import marshal
+from typing import Any
+
+from codeexec.worker.candidate.values import PLAIN_BYTES, decode
+from codeexec.worker.judging.cases import Plan
+from codeexec.worker.process.runner import run_candidate
+from codeexec.worker.result import Outcome, RunResult
+
+ENTRY_POINT = "check"
+_TIME_S = 10.0  # the checker's own time, and as much again for each output it judges
+_TIME_PER_CHECK_S = 1.0
+
+
+def check(code: str, triples: list[tuple[Any, Any, Any]], plan: Plan) -> list[tuple[bool, str]] | RunResult:
+    """(accepted, why not) for each (input, expected, actual); a RunResult when the checker did not run."""
+    io = {
+        "entry_point": ENTRY_POINT,
+        "plain": PLAIN_BYTES,
+        "checks": [["checker", marshal.dumps([list(triple) for triple in triples]), None, None, None, []]],
+    }
+    options = {name: value for name, value in plan.options.items() if name != "preload"}
+    run = run_candidate(code, [], _TIME_S + _TIME_PER_CHECK_S * len(triples), io=io, **options)
+    if run.exit_code is Outcome.INFRA_ERROR:
+        return run
+    done = run.checks.get("checker")
+    if run.exit_code is not Outcome.PASS or done is None or len(done.outputs) != len(triples):
+        why = run.detail or f"it judged {len(done.outputs) if done else 0} of {len(triples)} outputs"
+        return RunResult(
+            exit_code=Outcome.ERROR, score=0.0, passed=0, total=0, detail=f"the problem's checker failed: {why}"
+        )
+    judged = []
+    for kind, payload, _, _ in done.outputs:
+        if kind == "value":
+            accepted = bool(decode(payload))
+            judged.append((accepted, "" if accepted else "the checker rejected the output"))
+        else:
+            judged.append((False, f"the checker {'raised ' + str(payload) if kind == 'raised' else kind}"))
+    return judged
