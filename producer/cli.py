@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import os
 import sys
 import time
 from pathlib import Path
+from typing import get_args
 
 import redis
 
@@ -23,68 +23,28 @@ from codeexec.producer import resident
 from codeexec.producer.api import Codeexec, compare_runs, comparison_html, prepare, run_html
 from codeexec.producer.backend import backend
 from codeexec.producer.evalplus import write_eval_results
+from codeexec.producer.flags import (
+    DEFAULT_K,
+    parse_hash_seed,
+    parse_k,
+    parse_positive,
+    parse_priority_flag,
+    parse_timeout,
+)
 from codeexec.producer.inputs import InputError
+from codeexec.producer.lcb import write_lcb_results
 from codeexec.producer.lifetime import Stopped, stop_on_sigterm
 from codeexec.producer.persample import write_per_sample
 from codeexec.producer.problems import MBPP_SPLITS
 from codeexec.producer.report import build_report
 from codeexec.producer.samples import SampleSet
 from codeexec.producer.server import EmbeddedServer
-from codeexec.producer.submit import cancel, load_meta, parse_priority, resume, set_priority, submit
+from codeexec.producer.submit import cancel, load_meta, resume, set_priority, submit
 from codeexec.producer.workers import WORKER_FLAGS
-from codeexec.worker.models import Problem, RunMeta, SampleKind
+from codeexec.worker.models import JudgeMode, Problem, RunMeta, SampleKind
 from codeexec.worker.queue import leases
 from codeexec.worker.queue.schedule import priority_name
 from codeexec.worker.settings import get_settings
-
-DEFAULT_K = "1,10,100"
-
-
-def parse_k(text: str) -> list[int]:
-    try:
-        ks = [int(part) for part in text.split(",") if part.strip()]
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"--k {text!r}: expected whole numbers like 1,10,100") from None
-    if not ks or any(k <= 0 for k in ks):
-        raise argparse.ArgumentTypeError(f"--k {text!r}: every k must be a positive whole number")
-    return sorted(set(ks))
-
-
-def parse_timeout(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"--timeout {text!r}: expected seconds, like 3 or 0.5") from None
-    if not math.isfinite(value) or value <= 0:
-        raise argparse.ArgumentTypeError(f"--timeout {text!r}: expected a positive, finite number of seconds")
-    return value
-
-
-def parse_hash_seed(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        value = -1
-    if not 0 <= value <= 4294967295:
-        raise argparse.ArgumentTypeError(f"--hash-seed {text!r}: expected a whole number from 0 to 4294967295")
-    return value
-
-
-def parse_priority_flag(text: str) -> int:
-    try:
-        return parse_priority(text)
-    except InputError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
-
-
-def parse_positive(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        value = math.nan
-    if not value > 0 or math.isinf(value):
-        raise argparse.ArgumentTypeError(f"{text!r}: expected a positive number")
-    return value
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -132,16 +92,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     inputs.add_argument(
         "--judge-mode",
-        choices=["lcb", "exact", "apps", "prime"],
-        help="competitive-programming problems: how outputs are compared: lcb (LiveCodeBench's, the default), "
-        "exact (verl's SandboxFusion path), apps (hendrycks/apps' cascade), prime (verl's prime_code, "
-        "LiveCodeBench before 2025, tinker-cookbook); see docs/judging.md",
+        choices=get_args(JudgeMode),
+        help="competitive-programming problems: how outputs are compared (default lcb; see docs/judging.md)",
     )
     inputs.add_argument(
-        "--all-tests",
-        action="store_true",
-        help="competitive-programming problems: run every test (score: tests passed / tests), not stop at the "
-        "first failure",
+        "--all-tests", action="store_true", help="competitive-programming problems: run every test, not to a failure"
     )
     inputs.add_argument(
         "--strict-verdicts",
@@ -177,6 +132,9 @@ def build_parser() -> argparse.ArgumentParser:
         type=Path,
         metavar="OUT.json",
         help="HumanEval+: also write EvalPlus's eval_results.json for the run",
+    )
+    output.add_argument(
+        "--lcb-results", type=Path, metavar="OUT.json", help="also write LiveCodeBench's *_eval_all.json for the run"
     )
 
     workers = argparse.ArgumentParser(add_help=False)
@@ -347,6 +305,9 @@ def _report(client: redis.Redis, run: str, ks: list[int], args: argparse.Namespa
         meta = load_meta(client, run)
         count = write_eval_results(client, meta, args.evalplus_results, moved)
         stderr.print(f"wrote EvalPlus's results of {count} samples to {args.evalplus_results}")
+    if args.lcb_results:
+        count = write_lcb_results(client, load_meta(client, run), args.lcb_results, moved)
+        stderr.print(f"wrote LiveCodeBench's results of {count} samples to {args.lcb_results}")
     if args.json:
         document = report.model_dump(exclude={"tasks"})
         document["tasks"] = {task_id: task.model_dump() for task_id, task in report.tasks.items()}

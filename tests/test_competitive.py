@@ -417,10 +417,11 @@ def test_every_shape_end_to_end(env: dict[str, str], tmp_path: Path, isolation_m
         {"task_id": "mc", "generation": double},
     ]
     samples_path = write_jsonl(tmp_path / "samples.jsonl", samples)
-    per_sample = tmp_path / "per-sample.jsonl"
+    per_sample, exported = tmp_path / "per-sample.jsonl", tmp_path / "eval_all.json"
     out = cli(
         env, "eval", "--problems", str(problems), "--samples", str(samples_path), "--k", "1",
         "--isolation", isolation_mode, "--workers", "2", "--json", "--per-sample", str(per_sample),
+        "--lcb-results", str(exported),
     )  # fmt: skip
     assert out.returncode == 0, out.stderr
     lines = [json.loads(line) for line in per_sample.open()]
@@ -429,6 +430,13 @@ def test_every_shape_end_to_end(env: dict[str, str], tmp_path: Path, isolation_m
     assert "test 1 of 2: wrong_answer" in lines[1]["detail"]
     report = json.loads(out.stdout)
     assert report["pass_at_k"]["1"] == pytest.approx((0.5 + 5) / 6)
+    # LiveCodeBench's *_eval_all.json: a row per problem, sorted by question_id
+    rows = json.loads(exported.read_text())
+    assert [row["question_id"] for row in rows] == sorted(["q1", "apps-call", "cc", "3", "lc", "mc"])
+    q1 = next(row for row in rows if row["question_id"] == "q1")
+    assert q1["graded_list"] == [True, False] and q1["pass@1"] == 0.5
+    assert q1["code_list"] == ["print(2 * int(input()))", "print(3 * int(input()))"]
+    assert json.loads(q1["metadata"][1])["error_code"] == -2
 
 
 def test_the_python_api_runs_competitive_problems(tmp_path: Path, env: dict[str, str], monkeypatch: Any) -> None:

@@ -5,8 +5,9 @@ worker/candidate/running.py, run_io(); worker/judging/cases.py says how a sample
 
 The entry point is a method of a new ``Solution()`` where the program has ``class Solution`` (the
 substring, LiveCodeBench's rule), else the function of that name. Each call may be charged the test's
-time limit, all of them together the sample's budget. The calls stop at the first that raises or runs
-over its limit; after a wrong value they go on (it is told here, not there), unless every test is to run.
+time limit, all of them together the sample's budget. The calls stop at the first that surely failed
+(it raised, ran over its limit, or returned a value whose digest is not the expected one's where only an
+equal value passes), unless every test is to run; the host judges every value it is sent.
 """
 
 from __future__ import annotations
@@ -29,22 +30,24 @@ _SLACK_S = 2.0  # the runner's limit beyond the calls' budget: for a program tha
 
 def run_tests(code: str, tests: CaseTests, plan: Plan) -> RunResult:
     """Call the entry point on every test's arguments and judge what each call returned."""
-    total = len(tests.inputs)
+    total, outputs = len(tests.inputs), tests.outputs
+    # The calls stop at the first value whose digest is not the expected one's, unless it may pass without
+    # being equal (tolerant()): it has surely failed. A checker judges values its own way: none stops.
+    expected = [_digest(output) if tests.checker is None else "" for output in outputs]
     io = {
         "entry_point": tests.entry_point,
         "instance": "class Solution" in code,
         "prelude": plan.prelude,
         "plain": _PLAIN_BYTES,
         "all": plan.all_tests,
-        # Every input "tolerant": a value that is not the expected one byte for byte may still pass here.
         "checks": [
             [
                 CHECK,
                 marshal.dumps(tests.inputs),
                 [plan.time_limit_s] * total,
                 plan.budget_s,
-                [""] * total,
-                list(range(total)),
+                expected,
+                [index for index, digest in enumerate(expected) if not digest or tolerant(plan.mode, outputs[index])],
             ]
         ],
     }
@@ -99,19 +102,30 @@ def _verdict(
     return Verdict.WRONG_ANSWER, wrong(repr(expected), repr(value))
 
 
+def tolerant(mode: str, expected: Any) -> bool:
+    """Whether a value unequal to `expected` may pass in `mode`: a tuple for a list (lcb), a list's first
+    item or int keys for a dict's (apps, prime). In exact mode a pass is an equal value."""
+    if mode == "lcb":
+        return isinstance(expected, list)
+    return mode != "exact" and isinstance(expected, (list, dict))
+
+
+def _digest(value: Any) -> str:
+    """The digest of a value's canonical bytes, as the child makes it (equal exactly when == holds);
+    "" where it has none (NaN)."""
+    parts: list[bytes] = []
+    try:
+        canonical(value, parts)
+    except (TypeError, ValueError, RecursionError):
+        return ""
+    return digest_of(parts)
+
+
 def _digests(expected: Any, mode: str) -> set[str]:
     """Digests of the values equal to `expected` as the child would send them: itself, and in lcb mode,
     the tuple LiveCodeBench takes as a list."""
     forms = [expected, tuple(expected)] if mode == "lcb" and isinstance(expected, list) else [expected]
-    found = set()
-    for form in forms:
-        parts: list[bytes] = []
-        try:
-            canonical(form, parts)
-        except (TypeError, ValueError, RecursionError):
-            continue
-        found.add(digest_of(parts))
-    return found
+    return {digest for digest in map(_digest, forms) if digest}
 
 
 def _not_called(run: RunResult, tally: Tally) -> RunResult:

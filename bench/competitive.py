@@ -1,0 +1,236 @@
+"""Competitive-programming problems: codeexec's verdicts against the references', its speed against
+LiveCodeBench's grader, and both judges' verdicts idle and beside busy loops.
+
+Sets (../shared/data/competitive/):
+- apps150: MapCoder's APPS selection, 5 x 150 ChatGPT programs (stdin) with ExecEval's verdicts
+  (is_solved); each also graded by LiveCodeBench's own grader.
+- leetcode: LeetCodeDataset v0.3.1's test problems (call-based), each with its reference solution and
+  three variants made here: a wrong value (an int + 1, a list one item short, a string with an "x"
+  more, ...), the value as a tuple (which both judges should pass where a list is expected), and one
+  that raises on its third call; graded by LiveCodeBench's grader.
+
+For each set codeexec runs it (fork, the default lcb mode, a private Valkey, --workers local workers),
+then LiveCodeBench's grader (bench/lcb_ref.py, with as many processes), each timed from the first
+sample to the last; every sample whose verdicts differ is listed, with a reason where the difference is
+one of LiveCodeBench's documented quirks. With --load, both run again beside 3 x cores busy loops and
+the verdicts that flip are counted.
+
+    python bench/competitive.py --lcb-source DIR [--sets apps150,leetcode] [--workers 2] [--load] [--json OUT]
+
+DIR: a checkout of LiveCodeBench/LiveCodeBench (not on PyPI); its grader runs in a throw-away
+virtualenv (bench/lcb_ref.py). Without --lcb-source only the ExecEval comparison runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import re
+import sys
+import tempfile
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import lcb_ref
+from load_invariance import CORES, busy_loops
+
+import codeexec
+from codeexec.producer.problems import load_problems
+
+SHARED = Path(__file__).resolve().parents[2] / "shared" / "data" / "competitive"
+APPS = SHARED / "apps-mapcoder"
+LEETCODE = SHARED / "leetcodedataset" / "LeetCodeDataset-v0.3.1-test.jsonl.gz"
+
+
+class Set:
+    """A set's problems file, samples file, the reference verdicts it comes with, and LCB's rows."""
+
+    def __init__(self, name: str, problems: Path, samples: list[dict], given: list[bool | None], rows: list[dict]):
+        self.name, self.problems, self.samples, self.given, self.rows = name, problems, samples, given, rows
+
+
+def apps150(directory: Path) -> Set:
+    problems = {problem_id: problem for problem_id, problem in load_problems(str(APPS / "selected150.jsonl")).items()}
+    samples, given, rows = [], [], []
+    for path in sorted(APPS.glob("ChatGPT-*.jsonl")):
+        for line in path.open():
+            record = json.loads(line)
+            task_id, code = str(record["id"]), record["source_codes"][0]
+            samples.append({"task_id": task_id, "solution": code, "file": path.name})
+            given.append(bool(record["is_solved"]))
+            cases = problems[task_id].cases
+            assert cases is not None
+            io = {"inputs": cases.inputs, "outputs": cases.outputs, "fn_name": None}
+            rows.append({"id": str(len(rows)), "input_output": io, "code": code})
+    return Set("apps150", APPS / "selected150.jsonl", samples, given, rows)
+
+
+def _wrong(name: str, how: str) -> str:
+    """Code appended to a reference solution that makes its method `name` misbehave `how`."""
+    change = {
+        "wrong": (
+            "    if isinstance(value, bool):\n        return not value\n"
+            "    if isinstance(value, (int, float)):\n        return value + 1\n"
+            "    if isinstance(value, str):\n        return value + 'x'\n"
+            "    if isinstance(value, list):\n        return value[:-1] if value else [0]\n"
+            "    return None\n"
+        ),
+        "tuple": "    return tuple(value) if isinstance(value, list) else value\n",
+        "raises": (
+            "    _calls.append(1)\n    if len(_calls) == 3:\n        raise ValueError('third call')\n    return value\n"
+        ),
+    }[how]
+    return (
+        f"\n_calls = []\n_original = Solution.{name}\n"
+        f"def _changed(self, *args, **kwargs):\n    value = _original(self, *args, **kwargs)\n{change}"
+        f"Solution.{name} = _changed\n"
+    )
+
+
+def leetcode(directory: Path) -> Set:
+    problems = load_problems(str(LEETCODE))
+    with gzip.open(LEETCODE) as lines:
+        records = {record["task_id"]: record for record in map(json.loads, lines)}
+    samples, given, rows = [], [], []
+    for task_id, problem in problems.items():
+        cases = problem.cases
+        if cases is None or cases.kind != "call":
+            continue  # the one problem on TreeNode is judged by its check(): not a call-based test
+        reference = records[task_id]["completion"]
+        for how in ("reference", "wrong", "tuple", "raises"):
+            code = reference if how == "reference" else reference + _wrong(str(cases.entry_point), how)
+            samples.append({"task_id": task_id, "solution": code, "variant": how})
+            given.append(None)
+            # LiveCodeBench's functional format: one JSON argument a line (LeetCode names them in order).
+            inputs = [
+                "\n".join(
+                    json.dumps(arg) for arg in (given_args.values() if isinstance(given_args, dict) else given_args)
+                )
+                for given_args in cases.inputs
+            ]
+            io = {
+                "inputs": inputs,
+                "outputs": [json.dumps(value) for value in cases.outputs],
+                "fn_name": cases.entry_point,
+            }
+            rows.append({"id": str(len(rows)), "input_output": io, "code": problem.setup + "\n" + code})
+    return Set("leetcode", LEETCODE, samples, given, rows)
+
+
+SETS = {"apps150": apps150, "leetcode": leetcode}
+
+
+def run_codeexec(one: Set, directory: Path, workers: int, tag: str) -> tuple[float, list[bool], list[str]]:
+    """Seconds from submitting to the last result, verdicts, and each sample's per-test letters."""
+    samples = directory / f"{one.name}-{tag}.jsonl"
+    samples.write_text("".join(json.dumps(sample) + "\n" for sample in one.samples))
+    # One private Valkey for every run: a process sends its jobs to one Redis (codeexec.connect).
+    with codeexec.connect(data_dir=directory / "data", workers=workers) as ce:
+        began = time.monotonic()
+        run = ce.submit(str(one.problems), samples, k=[1])
+        run.wait()
+        took = time.monotonic() - began
+        results = list(run.results())
+    verdicts = [bool(r.result and r.result.exit_code == "pass") for r in results]
+    return took, verdicts, [r.result.verdicts if r.result else "" for r in results]
+
+
+def lcb_passed(graded: dict[str, dict], rows: list[dict]) -> list[bool]:
+    """LiveCodeBench's verdict: every recorded code > 0 (pass_k_utils counts True > 0)."""
+    return [
+        all(code is True or (not isinstance(code, bool) and code > 0) for code in graded[row["id"]]["graded"])
+        for row in rows
+    ]
+
+
+# LiveCodeBench's grader faults (docs/judging.md): how a program that reads its input so is judged there.
+_QUIRKS = [
+    (
+        re.compile(r"for \w+ in (sys\.)?stdin\b"),
+        "for line in sys.stdin: a runtime error in LCB (its mock is not iterable)",
+    ),
+    (re.compile(r"open\(0\)"), "open(0): reads the grader's own stdin in LCB (its prelude rebinds open)"),
+    (re.compile(r"stdin\.buffer\.readline"), "sys.stdin.buffer.readline: the first line every time in LCB"),
+    (re.compile(r"from sys import .*stdout"), "from sys import stdout: bypasses LCB's capture"),
+    (re.compile(r"sys\.stdin\.buffer"), "sys.stdin.buffer: its mock in LCB"),
+]
+
+
+def why(code: str, ours: bool, theirs: bool) -> str:
+    for pattern, reason in _QUIRKS:
+        if pattern.search(code) and ours and not theirs:
+            return reason
+    return ""
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--lcb-source", type=Path, help="a checkout of LiveCodeBench/LiveCodeBench")
+    parser.add_argument("--sets", default="apps150,leetcode")
+    parser.add_argument("--workers", type=int, default=CORES, help="codeexec's workers and LCB's processes")
+    parser.add_argument("--load", action="store_true", help="again beside 3 x cores busy loops: verdict flips")
+    parser.add_argument("--json", type=Path, help="write the figures here too")
+    args = parser.parse_args()
+    figures: dict[str, Any] = {"cores": CORES, "workers": args.workers}
+    with tempfile.TemporaryDirectory() as scratch:
+        directory = Path(scratch)
+        for name in args.sets.split(","):
+            one = SETS[name](directory)
+            print(f"\n== {name}: {len(one.samples)} samples over {len({s['task_id'] for s in one.samples})} tasks")
+            ours_s, ours, letters = run_codeexec(one, directory, args.workers, "idle")
+            result: dict[str, Any] = {"samples": len(one.samples), "codeexec_s": round(ours_s, 2)}
+            print(f"codeexec: {ours_s:.1f} s, {len(ours) / ours_s:.1f} samples/s, pass {sum(ours)}")
+            if any(verdict is not None for verdict in one.given):
+                same = sum(a == b for a, b in zip(ours, one.given, strict=True))
+                print(f"vs ExecEval (the data's): {same} of {len(ours)} the same ({100 * same / len(ours):.2f} %)")
+                result["execeval_same"] = same
+                for index, (a, b) in enumerate(zip(ours, one.given, strict=True)):
+                    if a != b:
+                        sample = one.samples[index]
+                        print(f"  {sample['file']} {sample['task_id']}: codeexec {a} ({letters[index]}), ExecEval {b}")
+            if args.lcb_source:
+                theirs_s, graded = lcb_ref.grade(args.lcb_source, one.rows, processes=args.workers)
+                theirs = lcb_passed(graded, one.rows)
+                same = sum(a == b for a, b in zip(ours, theirs, strict=True))
+                print(f"LCB's grader: {theirs_s:.1f} s, {len(theirs) / theirs_s:.1f} samples/s, pass {sum(theirs)}")
+                print(f"speed: codeexec {theirs_s / ours_s:.2f} x LCB's samples/s (same machine, run, processes)")
+                print(f"vs LCB: {same} of {len(ours)} the same ({100 * same / len(ours):.2f} %)")
+                reasons: Counter[str] = Counter()
+                for index, (a, b) in enumerate(zip(ours, theirs, strict=True)):
+                    if a != b:
+                        sample, row = one.samples[index], one.rows[index]
+                        reason = why(sample["solution"], a, b) or "unexplained"
+                        reasons[reason] += 1
+                        meta = graded[row["id"]]["metadata"]
+                        told = meta.get("error_message", "") if isinstance(meta, dict) else ""
+                        print(
+                            f"  task {sample['task_id']} {sample.get('variant', sample.get('file', ''))}: codeexec {a}"
+                            f" ({letters[index]}), LCB {b} {graded[row['id']]['graded']} {told[:80]}: {reason}"
+                        )
+                result |= {"lcb_s": round(theirs_s, 2), "lcb_same": same, "speedup": round(theirs_s / ours_s, 2)}
+                result["differences"] = dict(reasons)
+            if args.load:
+                with busy_loops(3 * CORES):
+                    loaded_s, loaded, _ = run_codeexec(one, directory, args.workers, "loaded")
+                    flips = sum(a != b for a, b in zip(ours, loaded, strict=True))
+                    result["codeexec_flips"] = flips
+                    print(f"beside {3 * CORES} busy loops: codeexec {flips} verdicts flipped ({loaded_s:.1f} s)")
+                    if args.lcb_source:
+                        _, graded_loaded = lcb_ref.grade(args.lcb_source, one.rows, processes=args.workers)
+                        lcb_flips = sum(
+                            a != b for a, b in zip(theirs, lcb_passed(graded_loaded, one.rows), strict=True)
+                        )
+                        result["lcb_flips"] = lcb_flips
+                        print(f"beside {3 * CORES} busy loops: LCB {lcb_flips} verdicts flipped")
+            figures[name] = result
+    if args.json:
+        args.json.write_text(json.dumps(figures, indent=2) + "\n")
+    json.dump(figures, sys.stdout, indent=2)
+    print()
+
+
+if __name__ == "__main__":
+    main()
