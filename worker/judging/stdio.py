@@ -73,6 +73,6 @@ def ended(run: RunResult, mode: JudgeMode) -> tuple[Verdict | None, str]:
         return Verdict.OUTPUT_LIMIT, run.detail
     if run.detail.startswith("MemoryError"):
         return Verdict.MEMORY_LIMIT, run.detail
-    if run.detail.startswith("SystemExit") and mode == "lcb":  # LiveCodeBench's grader swallows SystemExit
+    if run.detail.startswith("SystemExit") and mode != "exact":  # the in-process graders swallow SystemExit
         return None, ""
     return Verdict.RUNTIME_ERROR, run.detail
