@@ -174,10 +174,42 @@ def test_lcb_and_exact_compare_as_their_references(actual: str, expected: str, l
     assert same_stdout("exact", actual, expected) is exact
 
 
+# Each row as the reference itself judged it (hendrycks/apps@362aedc and verl's prime_code@b178a3c, run on
+# these outputs: docs/competitive.md).
+@pytest.mark.parametrize(
+    ("actual", "expected", "apps", "prime"),
+    [
+        ("6\n", "6\n", True, True),
+        ("2 1\n", "1 2", True, False),
+        ("1.00001\n", "1.0", True, True),
+        ("1.0004\n", "1.0", True, False),
+        ("yes\n", "YES", False, False),
+        ("01\n", "1", True, False),
+        ("100001\n", "100000", True, False),
+        ("-100001\n", "-100000", True, True),
+        ("1 1 2\n", "1 2 2", True, False),
+        ("1\t2\n", "1 2", True, False),
+        ("3 4\n1 2\n", "1 2\n3 4", True, False),
+        ("0.5004 0.2501\n", "0.5 0.25", True, False),
+        ("1\n\n2\n", "1\n2", True, True),
+        ("1 2\n3\n", "1 2 \n3", True, True),
+        ("1\n2\n", "1 2", False, False),
+    ],
+)
+def test_the_apps_and_prime_cascades_judge_as_their_references(
+    actual: str, expected: str, apps: bool, prime: bool
+) -> None:
+    assert same_stdout("apps", actual, expected) is apps
+    assert same_stdout("prime", actual, expected) is prime
+
+
 def test_a_calls_value_in_each_mode() -> None:
     assert same_value("lcb", (1, 2), [1, 2]) and same_value("lcb", 6.0, 6)
     assert not same_value("lcb", 0.1 + 0.2, 0.3) and not same_value("lcb", [(1, 2)], [[1, 2]])
     assert not same_value("exact", 6.0, 6) and same_value("exact", {"a": 1}, {"a": 1})
+    for mode in ("apps", "prime"):  # APPS wraps an expected value in a list
+        assert same_value(mode, 3, [3]) and same_value(mode, (1, 2), [1, 2]) and same_value(mode, [(1, 2)], [[[1, 2]]])
+        assert not same_value(mode, 3, [4])
 
 
 def test_the_lcb_prelude_is_there_for_a_program_that_needs_it() -> None:
@@ -403,6 +435,13 @@ def test_every_shape_end_to_end(env: dict[str, str], tmp_path: Path, isolation_m
             "input_output": [{"input": "a = 1, b = 2", "output": "3"}],
         },
         {"id": "mc", "starter_code": "", "test_list": [{"input": "2\n", "output": [4]}]},
+        {"task_id": "own", "cases": {"kind": "stdin", "inputs": ["5\n"], "outputs": ["10\n"], "mode": "exact"}},
+        {
+            "problem": "Add.",
+            "tests": {
+                "functional": "def check(candidate):\n    assert candidate(a=1, b=2) == 3\n\ncheck(Solution().add)"
+            },
+        },
     ]
     problems = write_jsonl(tmp_path / "problems.jsonl", rows)
     double = "```python\nprint(2 * int(input()))\n```"
@@ -415,6 +454,8 @@ def test_every_shape_end_to_end(env: dict[str, str], tmp_path: Path, isolation_m
         {"task_id": "3", "generation": double},
         {"task_id": "lc", "generation": add},
         {"task_id": "mc", "generation": double},
+        {"task_id": "own", "generation": double},
+        {"task_id": "7", "generation": add},
     ]
     samples_path = write_jsonl(tmp_path / "samples.jsonl", samples)
     per_sample, exported = tmp_path / "per-sample.jsonl", tmp_path / "eval_all.json"
@@ -425,14 +466,15 @@ def test_every_shape_end_to_end(env: dict[str, str], tmp_path: Path, isolation_m
     )  # fmt: skip
     assert out.returncode == 0, out.stderr
     lines = [json.loads(line) for line in per_sample.open()]
-    assert [line["passed"] for line in lines] == [True, False, True, True, True, True, True], lines
-    assert [line["verdicts"] for line in lines] == ["AA", "W", "A", "A", "A", "A", "A"]
+    assert [line["passed"] for line in lines] == [True, False, True, True, True, True, True, True, True], lines
+    assert [line.get("verdicts") for line in lines] == ["AA", "W", "A", "A", "A", "A", "A", "A", None]
+    assert lines[-1]["assertions"] == "1"  # DeepCoder's LeetCode problem: its check()'s assert
     assert "test 1 of 2: wrong_answer" in lines[1]["detail"]
     report = json.loads(out.stdout)
-    assert report["pass_at_k"]["1"] == pytest.approx((0.5 + 5) / 6)
+    assert report["pass_at_k"]["1"] == pytest.approx((0.5 + 7) / 8)
     # LiveCodeBench's *_eval_all.json: a row per problem, sorted by question_id
     rows = json.loads(exported.read_text())
-    assert [row["question_id"] for row in rows] == sorted(["q1", "apps-call", "cc", "3", "lc", "mc"])
+    assert [row["question_id"] for row in rows] == sorted(["q1", "apps-call", "cc", "3", "lc", "mc", "own", "7"])
     q1 = next(row for row in rows if row["question_id"] == "q1")
     assert q1["graded_list"] == [True, False] and q1["pass@1"] == 0.5
     assert q1["code_list"] == ["print(2 * int(input()))", "print(3 * int(input()))"]
