@@ -4,6 +4,8 @@ LiveCodeBench's grader, and both judges' verdicts idle and beside busy loops.
 Sets (../shared/data/competitive/):
 - apps150: MapCoder's APPS selection, 5 x 150 ChatGPT programs (stdin) with ExecEval's verdicts
   (is_solved); each also graded by LiveCodeBench's own grader.
+- oracles-stdin, oracles-call: programs that look each test's answer up (3 a problem), on APPS-150's
+  problems and on LeetCodeDataset's: what is timed is the judges' own cost.
 - leetcode: LeetCodeDataset v0.3.1's test problems (call-based), each with its reference solution and
   three variants made here: a wrong value (an int + 1, a list one item short, a string with an "x"
   more, ...), the value as a tuple (which both judges should pass where a list is expected), and one
@@ -120,7 +122,57 @@ def leetcode(directory: Path) -> Set:
     return Set("leetcode", LEETCODE, samples, given, rows)
 
 
-SETS = {"apps150": apps150, "leetcode": leetcode}
+def oracles(directory: Path, kind: str) -> Set:
+    """Programs that look their answer up (a table of each test's input and expected output), on APPS-150's
+    stdin problems and LeetCodeDataset's call-based ones, 3 a problem: each passes every test at once,
+    so what is timed is the judges' own cost, test by test."""
+    samples, given, rows = [], [], []
+    problems = {"apps150": load_problems(str(APPS / "selected150.jsonl")), "leetcode": load_problems(str(LEETCODE))}
+    lines = []
+    for name, found in problems.items():
+        for task_id, problem in found.items():
+            cases = problem.cases
+            if cases is None or cases.kind != kind:
+                continue
+            if cases.kind == "stdin":
+                table = dict(zip(cases.inputs, cases.outputs, strict=True))
+                code = f"import sys\nprint({table!r}[sys.stdin.read()], end='')\n"
+                io = {"inputs": cases.inputs, "outputs": cases.outputs, "fn_name": None}
+            else:
+                # Keyed by the arguments' values in order: LCB passes them by position, codeexec by name.
+                table = {
+                    json.dumps(list(i.values()) if isinstance(i, dict) else i): o
+                    for i, o in zip(cases.inputs, cases.outputs, strict=True)
+                }
+                code = (
+                    "import json\nclass Solution:\n"
+                    f"    def {cases.entry_point}(self, *args, **kwargs):\n"
+                    f"        return {table!r}[json.dumps(list(kwargs.values()) or list(args))]\n"
+                )
+                inputs = [
+                    "\n".join(json.dumps(arg) for arg in (i.values() if isinstance(i, dict) else i))
+                    for i in cases.inputs
+                ]
+                io = {"inputs": inputs, "outputs": [json.dumps(o) for o in cases.outputs], "fn_name": cases.entry_point}
+            for copy in range(3):
+                lines.append({"task_id": task_id, "solution": code, "file": name, "copy": copy})
+                rows.append({"id": str(len(rows)), "input_output": io, "code": problem.setup + "\n" + code})
+                given.append(None)
+    samples = lines
+    # One problems file for both sets: the two files' records, as they are.
+    merged = directory / "oracle-problems.jsonl"
+    with merged.open("w") as out:
+        for text in ((APPS / "selected150.jsonl").read_text(), gzip.decompress(LEETCODE.read_bytes()).decode()):
+            out.write(text if text.endswith("\n") else text + "\n")
+    return Set(f"oracles-{kind}", merged, samples, given, rows)
+
+
+SETS = {
+    "apps150": apps150,
+    "leetcode": leetcode,
+    "oracles-stdin": lambda directory: oracles(directory, "stdin"),
+    "oracles-call": lambda directory: oracles(directory, "call"),
+}
 
 
 def run_codeexec(one: Set, directory: Path, workers: int, tag: str) -> tuple[float, list[bool], list[str]]:
@@ -169,7 +221,7 @@ def why(code: str, ours: bool, theirs: bool) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--lcb-source", type=Path, help="a checkout of LiveCodeBench/LiveCodeBench")
-    parser.add_argument("--sets", default="apps150,leetcode")
+    parser.add_argument("--sets", default=",".join(SETS))
     parser.add_argument("--workers", type=int, default=CORES, help="codeexec's workers and LCB's processes")
     parser.add_argument("--load", action="store_true", help="again beside 3 x cores busy loops: verdict flips")
     parser.add_argument("--json", type=Path, help="write the figures here too")
