@@ -227,7 +227,7 @@ def _seconds(limit: Any) -> float | None:
 def _deepcoder(record: dict[str, Any], position: int) -> Problem:
     tests = record["tests"]
     if isinstance(tests, str):
-        tests = _literal(tests, "tests")
+        tests = _value(tests, "tests")
     task_id = _task_id(record, ("task_id", "id"), position)
     if isinstance(tests, dict) and "functional" in tests:  # LeetCode: a check(candidate) block of asserts
         test, entry_point = _check_call(str(tests["functional"]))
@@ -284,7 +284,7 @@ def _leetcodedataset(record: dict[str, Any], position: int) -> Problem:
         return Problem(task_id=task_id, assertions=split_check(test, entry_point), setup=setup, entry_point=entry_point)
     pairs = record["input_output"]
     if isinstance(pairs, str):
-        pairs = _literal(pairs, "input_output")
+        pairs = _value(pairs, "input_output")
     if not isinstance(pairs, list) or not pairs:
         raise ValueError("input_output: expected a list of {input, output}")
     inputs, outputs = [], []
@@ -358,7 +358,8 @@ _NUMBER_NAMES = {"inf": math.inf, "-inf": -math.inf, "nan": math.nan}
 
 
 def _value(text: str, where: str) -> Any:
-    """A value written in Python or JSON notation (LeetCode writes null, true, false; and inf)."""
+    """A value written in Python or JSON notation (LeetCode writes null, true, false, and inf; DeepCoder's
+    files hold str() of their tests)."""
     if text.strip() in _NUMBER_NAMES:
         return _NUMBER_NAMES[text.strip()]
     try:
@@ -416,18 +417,6 @@ def _json(text: str, where: str) -> Any:
 def _json_lines(text: str, where: str) -> list[Any]:
     """LiveCodeBench's call input: one JSON value (argument) a line."""
     return [_json(line, where) for line in text.split("\n")]
-
-
-def _literal(text: str, where: str) -> Any:
-    """JSON, or a Python literal (DeepCoder's files hold str() of their tests)."""
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError:
-        pass
-    try:
-        return ast.literal_eval(text)
-    except (ValueError, SyntaxError, MemoryError, RecursionError):
-        raise ValueError(f"{where}: neither JSON nor a Python literal") from None
 
 
 def _text(value: Any, where: str) -> str:

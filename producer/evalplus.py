@@ -12,11 +12,10 @@ from typing import Any
 import redis
 
 from codeexec.producer.inputs import InputError, open_text_lines
-from codeexec.producer.problems import load_problems, problems_path
-from codeexec.producer.samples import read_samples
+from codeexec.producer.persample import recorded
+from codeexec.producer.problems import problems_path
 from codeexec.worker.judging.program import program_for
-from codeexec.worker.models import RunMeta, StoredResult
-from codeexec.worker.queue import keys
+from codeexec.worker.models import RunMeta
 
 
 def write_eval_results(client: redis.Redis, meta: RunMeta, out: Path, samples_path: Path | None = None) -> int:
@@ -26,19 +25,9 @@ def write_eval_results(client: redis.Redis, meta: RunMeta, out: Path, samples_pa
     without --test_details). Returns the number of samples; samples without a result are left out."""
     if not meta.base_tests:
         raise InputError(f"run {meta.run!r} has no EvalPlus tests: --evalplus-results is for HumanEval+ runs")
-    problems = load_problems(meta.problems, meta.split, meta.challenge)
-    samples = read_samples(samples_path or Path(meta.samples_path), problems, True, meta.treat_as)
-    if samples.sha256 != meta.samples_sha256:
-        raise InputError(f"{samples.path}: not the samples file run {meta.run!r} was submitted with")
-    results: dict[str, dict[str, str]] = {}
+    problems, found = recorded(client, meta, samples_path)
     evaluated: dict[str, list[dict[str, Any]]] = {}
-    for line in samples.lines:
-        if line.task_id not in results:
-            results[line.task_id] = client.hgetall(keys.results(meta.run, line.task_id))
-        raw = results[line.task_id].get(str(line.index))
-        if raw is None:
-            continue
-        stored = StoredResult.model_validate_json(raw)
+    for line, stored in found:
         problem = problems[line.task_id]
         assert problem.io is not None
         failing = {

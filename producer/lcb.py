@@ -10,11 +10,9 @@ from typing import Any
 import redis
 
 from codeexec.producer.inputs import InputError
-from codeexec.producer.problems import load_problems
-from codeexec.producer.samples import read_samples
+from codeexec.producer.persample import recorded
 from codeexec.worker.judging.program import program_for
 from codeexec.worker.models import RunMeta, StoredResult
-from codeexec.worker.queue import keys
 from codeexec.worker.result import Outcome
 
 #: LiveCodeBench's error codes (lcb_runner/evaluation/testing_util.py) by the letter of the first failing
@@ -30,19 +28,9 @@ def write_lcb_results(client: redis.Redis, meta: RunMeta, out: Path, samples_pat
     the number of samples; samples without a result are left out."""
     if not meta.case_tests:
         raise InputError(f"run {meta.run!r} has no competitive-programming tests: --lcb-results is for such runs")
-    problems = load_problems(meta.problems, meta.split, meta.challenge)
-    samples = read_samples(samples_path or Path(meta.samples_path), problems, True, meta.treat_as)
-    if samples.sha256 != meta.samples_sha256:
-        raise InputError(f"{samples.path}: not the samples file run {meta.run!r} was submitted with")
-    results: dict[str, dict[str, str]] = {}
+    problems, found = recorded(client, meta, samples_path)
     rows: dict[str, dict[str, Any]] = {}
-    for line in samples.lines:
-        if line.task_id not in results:
-            results[line.task_id] = client.hgetall(keys.results(meta.run, line.task_id))
-        raw = results[line.task_id].get(str(line.index))
-        if raw is None:
-            continue
-        stored = StoredResult.model_validate_json(raw)
+    for line, stored in found:
         row = rows.setdefault(
             line.task_id,
             {"question_id": line.task_id, "code_list": [], "output_list": [], "graded_list": [], "metadata": []},

@@ -15,8 +15,9 @@ from typing import Any
 import redis
 
 from codeexec.producer.inputs import InputError, read_jsonl
-from codeexec.producer.samples import task_id_of
-from codeexec.worker.models import RunMeta, StoredResult
+from codeexec.producer.problems import load_problems
+from codeexec.producer.samples import SampleLine, read_samples, task_id_of
+from codeexec.worker.models import Problem, RunMeta, StoredResult
 from codeexec.worker.queue import keys
 
 
@@ -71,6 +72,26 @@ def with_results(
             line_no, record, task_id, index[task_id], None if raw is None else StoredResult.model_validate_json(raw)
         )
         index[task_id] += 1
+
+
+def recorded(
+    client: redis.Redis, meta: RunMeta, samples_path: Path | None = None
+) -> tuple[dict[str, Problem], list[tuple[SampleLine, StoredResult]]]:
+    """The run's problems, and each sample of its own samples file that has a result, with it, in the
+    file's order (what a reference's own results file is written from)."""
+    problems = load_problems(meta.problems, meta.split, meta.challenge)
+    samples = read_samples(samples_path or Path(meta.samples_path), problems, True, meta.treat_as)
+    if samples.sha256 != meta.samples_sha256:
+        raise InputError(f"{samples.path}: not the samples file run {meta.run!r} was submitted with")
+    results: dict[str, dict[str, str]] = {}
+    found = []
+    for line in samples.lines:
+        if line.task_id not in results:
+            results[line.task_id] = client.hgetall(keys.results(meta.run, line.task_id))
+        raw = results[line.task_id].get(str(line.index))
+        if raw is not None:
+            found.append((line, StoredResult.model_validate_json(raw)))
+    return problems, found
 
 
 def _fields(stored: StoredResult | None) -> dict[str, object]:
