@@ -173,8 +173,8 @@ def _apps(record: dict[str, Any], position: int) -> Problem:
     else:
         cases = CaseTests(
             kind="stdin",
-            inputs=[_text(given, f"input {n}") for n, given in enumerate(spec["inputs"], start=1)],
-            outputs=[_text(wanted, f"output {n}") for n, wanted in enumerate(spec["outputs"], start=1)],
+            inputs=_texts(spec["inputs"], "input"),
+            outputs=_texts(spec["outputs"], "output"),
             extraction="last_python",
         )
     return Problem(task_id=task_id, cases=cases)
@@ -196,8 +196,8 @@ def _codecontests(record: dict[str, Any], position: int) -> Problem:
             raise ValueError(f"{field}: expected {{input: [...], output: [...]}}")
         if len(tests["input"]) != len(tests["output"]):
             raise ValueError(f"{field}: {len(tests['input'])} inputs but {len(tests['output'])} outputs")
-        inputs += [_text(given, f"{field} input {n}") for n, given in enumerate(tests["input"], start=1)]
-        outputs += [_text(wanted, f"{field} output {n}") for n, wanted in enumerate(tests["output"], start=1)]
+        inputs += _texts(tests["input"], f"{field} input")
+        outputs += _texts(tests["output"], f"{field} output")
     memory = record.get("memory_limit_bytes")
     cases = CaseTests(
         kind="stdin",
@@ -243,8 +243,8 @@ def _deepcoder(record: dict[str, Any], position: int) -> Problem:
         raise ValueError("tests: expected lists of inputs and outputs")
     cases = CaseTests(
         kind="stdin",
-        inputs=[_text(item, f"tests: input {n}") for n, item in enumerate(given, start=1)],
-        outputs=[_text(item, f"tests: output {n}") for n, item in enumerate(wanted, start=1)],
+        inputs=_texts(given, "tests: input"),
+        outputs=_texts(wanted, "tests: output"),
         extraction="last_python",
     )
     return Problem(task_id=task_id, cases=cases)
@@ -417,6 +417,11 @@ def _json(text: str, where: str) -> Any:
 def _json_lines(text: str, where: str) -> list[Any]:
     """LiveCodeBench's call input: one JSON value (argument) a line."""
     return [_json(line, where) for line in text.split("\n")]
+
+
+def _texts(items: list[Any], what: str) -> list[str]:
+    """Each of a list of stdin inputs or outputs as text (_text()), named "<what> <number>" in an error."""
+    return [_text(item, f"{what} {number}") for number, item in enumerate(items, start=1)]
 
 
 def _text(value: Any, where: str) -> str:

@@ -143,6 +143,17 @@ def digest_of(parts: list[bytes]) -> str:
     return _gcd_import("_blake2").blake2b(b"".join(parts), digest_size=16).hexdigest()
 
 
+def digest(value: object) -> str:
+    """The digest of the value's canonical() bytes, as a candidate's output is digested (the host's, of an
+    expected value); "" where it has none (a NaN equals nothing, an object has no canonical bytes)."""
+    parts: list[bytes] = []
+    try:
+        canonical(value, parts)
+    except (TypeError, ValueError, RecursionError):
+        return ""
+    return digest_of(parts)
+
+
 def decode(value):
     """The builtin object encode() made `value` of."""
     if value is None or isinstance(value, (bool, int, str)):

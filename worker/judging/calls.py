@@ -15,7 +15,7 @@ from __future__ import annotations
 import marshal
 from typing import Any
 
-from codeexec.worker.candidate.values import canonical, decode, digest_of
+from codeexec.worker.candidate.values import decode, digest
 from codeexec.worker.judging import checker
 from codeexec.worker.judging.cases import Plan, Tally, wrong
 from codeexec.worker.judging.outputs import same_value
@@ -33,7 +33,11 @@ def run_tests(code: str, tests: CaseTests, plan: Plan) -> RunResult:
     total, outputs = len(tests.inputs), tests.outputs
     # The calls stop at the first value whose digest is not the expected one's, unless it may pass without
     # being equal (tolerant()): it has surely failed. A checker judges values its own way: none stops.
-    expected = [_digest(output) if tests.checker is None else "" for output in outputs]
+    expected = [digest(output) for output in outputs]
+    stops = [
+        bool(want) and tests.checker is None and not tolerant(plan.mode, output)
+        for want, output in zip(expected, outputs, strict=True)
+    ]
     io = {
         "entry_point": tests.entry_point,
         "instance": "class Solution" in code,
@@ -47,7 +51,7 @@ def run_tests(code: str, tests: CaseTests, plan: Plan) -> RunResult:
                 [plan.time_limit_s] * total,
                 plan.budget_s,
                 expected,
-                [index for index, digest in enumerate(expected) if not digest or tolerant(plan.mode, outputs[index])],
+                [index for index, stop in enumerate(stops) if not stop],
             ]
         ],
     }
@@ -60,8 +64,9 @@ def run_tests(code: str, tests: CaseTests, plan: Plan) -> RunResult:
     if done is None:  # the program did not load, or its process ended before the calls reported
         return _not_called(run, tally)
     values: list[tuple[int, Any]] = []  # calls that returned, for the checker
-    for index, (kind, payload, digest, _) in enumerate(done.outputs):
-        verdict, detail = _verdict(kind, payload, digest, tests.outputs[index], plan, tests.checker is not None)
+    for index, (kind, payload, sent, _) in enumerate(done.outputs):
+        wanted = (expected[index], tests.outputs[index])
+        verdict, detail = _verdict(kind, payload, sent, wanted, plan, tests.checker is not None)
         if verdict is None:
             values.append((index, decode(payload)))
             verdict = Verdict.ACCEPTED  # until the checker says otherwise
@@ -80,9 +85,11 @@ def run_tests(code: str, tests: CaseTests, plan: Plan) -> RunResult:
 
 
 def _verdict(
-    kind: str, payload: Any, digest: str, expected: Any, plan: Plan, checked: bool
+    kind: str, payload: Any, sent: str, wanted: tuple[str, Any], plan: Plan, checked: bool
 ) -> tuple[Verdict | None, str]:
-    """A call's verdict and why; (None, "") for a value the checker is to judge."""
+    """A call's verdict and why; (None, "") for a value the checker is to judge. `sent`: the digest of the
+    value; `wanted`: the expected value's digest, and the value."""
+    wanted_digest, expected = wanted
     if kind == "limit":
         return Verdict.TIME_LIMIT, f"over its time limit of {plan.time_limit_s:g} s"
     if kind == "raised":
@@ -92,7 +99,9 @@ def _verdict(
     if kind == "unencodable":
         return Verdict.WRONG_ANSWER, f"returned what cannot be compared: {payload}"
     if kind == "digest":  # too large to send whole: equal to the expected value, or not
-        accepted = digest in _digests(expected, plan.mode)
+        # In lcb mode a tuple passes for an expected list: its digest is the tuple's.
+        as_tuple = plan.mode == "lcb" and isinstance(expected, list)
+        accepted = sent == wanted_digest or (as_tuple and sent == digest(tuple(expected)))
         return (Verdict.ACCEPTED, "") if accepted else (Verdict.WRONG_ANSWER, "a large value, not the expected one")
     if checked:
         return None, ""
@@ -108,24 +117,6 @@ def tolerant(mode: str, expected: Any) -> bool:
     if mode == "lcb":
         return isinstance(expected, list)
     return mode != "exact" and isinstance(expected, (list, dict))
-
-
-def _digest(value: Any) -> str:
-    """The digest of a value's canonical bytes, as the child makes it (equal exactly when == holds);
-    "" where it has none (NaN)."""
-    parts: list[bytes] = []
-    try:
-        canonical(value, parts)
-    except (TypeError, ValueError, RecursionError):
-        return ""
-    return digest_of(parts)
-
-
-def _digests(expected: Any, mode: str) -> set[str]:
-    """Digests of the values equal to `expected` as the child would send them: itself, and in lcb mode,
-    the tuple LiveCodeBench takes as a list."""
-    forms = [expected, tuple(expected)] if mode == "lcb" and isinstance(expected, list) else [expected]
-    return {digest for digest in map(_digest, forms) if digest}
 
 
 def _not_called(run: RunResult, tally: Tally) -> RunResult:

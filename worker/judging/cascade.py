@@ -9,8 +9,8 @@
   have it: without the two set steps, and with no float comparison when both sides are all digits.
 
 A call's value: ``==`` with a tuple taken as a list, or equal to the first item of an expected list
-(APPS wraps expected values so), or a list of tuples equal to it as lists. Each mode's prelude is its
-reference's: the imports it puts before every program, and prime_code's recursion limit.
+(APPS wraps expected values so), or a list of tuples equal to it as lists. (Each mode's prelude:
+worker/judging/outputs.py.)
 """
 
 from __future__ import annotations
@@ -18,39 +18,6 @@ from __future__ import annotations
 import math
 from typing import Any
 
-# APPS' prelude; numpy only where the candidates' Python has it (a reference run always had).
-APPS_PRELUDE = """import sys
-import time
-import itertools
-from itertools import accumulate, product, permutations, combinations
-import collections
-from collections import Counter, OrderedDict, deque, defaultdict, ChainMap
-from functools import lru_cache
-import math
-from math import sqrt, sin, cos, tan, ceil, fabs, floor, gcd, exp, log, log2
-import fractions
-from typing import List, Tuple
-try:
-    import numpy as np
-except ImportError:
-    pass
-import random
-import heapq
-from heapq import *
-"""
-APPS_PRELOAD = [
-    *("sys", "time", "itertools", "collections", "functools", "math", "fractions", "typing", "numpy"),
-    *("random", "heapq"),
-]
-_PRIME_MODULES = [
-    *("string", "re", "datetime", "collections", "heapq", "bisect", "copy", "math", "random", "statistics"),
-    *("itertools", "functools", "operator", "io", "sys", "json", "builtins", "typing"),
-]
-PRIME_PRELUDE = (
-    "".join(f"from {name} import *\n" for name in _PRIME_MODULES)
-    + "".join(f"import {name}\n" for name in _PRIME_MODULES if name not in ("builtins", "typing"))
-    + "sys.setrecursionlimit(6 * 10**5)\n"
-)
 _RTOL, _ATOL = 1e-05, 1e-08  # np.allclose's defaults
 
 

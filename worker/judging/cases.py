@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from codeexec.worker.judging.outputs import excerpt, preload, prelude
+from codeexec.worker.judging.outputs import PRELOADS, PRELUDES, excerpt
 from codeexec.worker.models import CaseTests, JudgeMode, RunMeta
 from codeexec.worker.result import Outcome, RunResult, Verdict
 from codeexec.worker.settings import runner_config
@@ -54,13 +54,13 @@ class Plan:
         if tests.memory_bytes is not None:
             options["memory_bytes"] = tests.memory_bytes
         config = runner_config(**options)
-        options["preload"] = [*config.preload, *(name for name in preload(mode) if name not in config.preload)]
+        options["preload"] = [*config.preload, *(name for name in PRELOADS[mode] if name not in config.preload)]
         return cls(
             mode=mode,
             time_limit_s=limit,
             budget_s=(limit + 1) * len(tests.inputs) + 5,
             all_tests=meta.all_tests,
-            prelude=prelude(mode),
+            prelude=PRELUDES[mode],
             options=options,
         )
 

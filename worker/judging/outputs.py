@@ -25,38 +25,50 @@ from codeexec.worker.models import JudgeMode
 
 # LiveCodeBench's prelude: star imports of these modules, plain imports of all but builtins and typing,
 # then sys.setrecursionlimit(50000). Its driver also lets ints print 50,000 digits (the default 4,300
-# would make printing a large int raise); its children inherit that, ours are told.
+# would make printing a large int raise); its children inherit that, ours are told. prime_code's prelude
+# (LiveCodeBench's before 2025) imports the same, with a recursion limit of 600,000.
 _LCB_MODULES = [
     *("string", "re", "datetime", "collections", "heapq", "bisect", "copy", "math", "random", "statistics"),
     *("itertools", "functools", "operator", "io", "sys", "json", "builtins", "typing"),
 ]
-_LCB_PRELUDE = (
-    "".join(f"from {name} import *\n" for name in _LCB_MODULES)
-    + "".join(f"import {name}\n" for name in _LCB_MODULES if name not in ("builtins", "typing"))
-    + "sys.setrecursionlimit(50000)\n"
-    + "if hasattr(sys, 'set_int_max_str_digits'):\n    sys.set_int_max_str_digits(50000)\n"
+_IMPORTS = "".join(f"from {name} import *\n" for name in _LCB_MODULES) + "".join(
+    f"import {name}\n" for name in _LCB_MODULES if name not in ("builtins", "typing")
 )
+# APPS' own imports; numpy only where the candidates' Python has it (a reference run always had).
+_APPS_PRELUDE = """import sys
+import time
+import itertools
+from itertools import accumulate, product, permutations, combinations
+import collections
+from collections import Counter, OrderedDict, deque, defaultdict, ChainMap
+from functools import lru_cache
+import math
+from math import sqrt, sin, cos, tan, ceil, fabs, floor, gcd, exp, log, log2
+import fractions
+from typing import List, Tuple
+try:
+    import numpy as np
+except ImportError:
+    pass
+import random
+import heapq
+from heapq import *
+"""
+_APPS_MODULES = [
+    *("sys", "time", "itertools", "collections", "functools", "math", "fractions", "typing", "numpy"),
+    *("random", "heapq"),
+]
+#: What each mode runs before the program, in its namespace.
 PRELUDES: dict[str, str] = {
-    "lcb": _LCB_PRELUDE,
+    "lcb": _IMPORTS
+    + "sys.setrecursionlimit(50000)\n"
+    + "if hasattr(sys, 'set_int_max_str_digits'):\n    sys.set_int_max_str_digits(50000)\n",
     "exact": "",
-    "apps": cascade.APPS_PRELUDE,
-    "prime": cascade.PRIME_PRELUDE,
+    "apps": _APPS_PRELUDE,
+    "prime": _IMPORTS + "sys.setrecursionlimit(6 * 10**5)\n",
 }
 #: What a warm interpreter imports once, so that no test pays the prelude's imports (worker/process/zygote.py).
-PRELOADS: dict[str, list[str]] = {
-    "lcb": _LCB_MODULES,
-    "exact": [],
-    "apps": cascade.APPS_PRELOAD,
-    "prime": _LCB_MODULES,  # prime_code's prelude imports the same modules
-}
-
-
-def prelude(mode: JudgeMode) -> str:
-    return PRELUDES[mode]
-
-
-def preload(mode: JudgeMode) -> list[str]:
-    return PRELOADS[mode]
+PRELOADS: dict[str, list[str]] = {"lcb": _LCB_MODULES, "exact": [], "apps": _APPS_MODULES, "prime": _LCB_MODULES}
 
 
 def same_stdout(mode: JudgeMode, actual: str, expected: str) -> bool:

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-from codeexec.worker.candidate.values import canonical, decode, digest_of
+from codeexec.worker.candidate.values import decode, digest
 from codeexec.worker.models import Problem
 from codeexec.worker.result import AssertionOutcome
 
@@ -81,7 +81,7 @@ def split(assertion: str) -> Split | None:
         prelude = "".join(lines[: body[-1].lineno - 1])
     else:
         return None
-    return Split(prelude, expression, form, expected, message, asks, _digest(expected) if form == "eq" else "")
+    return Split(prelude, expression, form, expected, message, asks, digest(expected) if form == "eq" else "")
 
 
 def in_process(problem: Problem) -> int | None:
@@ -291,12 +291,3 @@ def judge(
     if sent is not None and sent[0] == "unencodable":
         error += f" (its value cannot be compared outside the candidate's process: {sent[1]})"
     return AssertionOutcome(passed=False, error=" ".join(error.split())[:300], judged="host-compared"), message
-
-
-def _digest(constant: object) -> str:
-    parts: list[bytes] = []
-    try:
-        canonical(constant, parts)
-    except (TypeError, ValueError, RecursionError):  # a NaN constant equals nothing
-        return ""
-    return digest_of(parts)
