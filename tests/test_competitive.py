@@ -100,6 +100,65 @@ def test_each_test_runs_in_a_process_of_its_own() -> None:
     assert result.verdicts == [A, A, A], result.detail
 
 
+def _contained(result: RunResult) -> None:
+    """Skip where the kernel refused what the check relies on (the result says so: docs/security.md)."""
+    refused = {name: result.protections.get(name) for name in ("pid_namespace", "signals")}
+    if any(state != "on" for state in refused.values()):
+        pytest.skip(f"the kernel refused: {refused}")
+
+
+@both_isolations
+def test_nothing_a_test_started_outlives_it_and_no_test_reaches_its_runner(tmp_path: Path) -> None:
+    # Test 1 leaves a process behind (a session of its own, holding a lock in /dev/shm, asleep) and tries
+    # to kill the runner, its parent; test 2 finds the lock free only if that process is gone. Were the
+    # runner killed, test 2 would not run.
+    lock = f"/dev/shm/codeexec-test-{tmp_path.name}"
+    code = (
+        "import fcntl, os, time\n"
+        f"held = open({lock!r}, 'a')\n"
+        "if input() == 'first':\n"
+        "    ready, go = os.pipe()\n"
+        "    if os.fork() == 0:\n"
+        "        os.setsid()\n"
+        "        fcntl.flock(held, fcntl.LOCK_EX)\n"
+        "        os.write(go, b'x')\n"
+        "        time.sleep(60)\n"
+        "        os._exit(0)\n"
+        "    os.read(ready, 1)\n"
+        "    try:\n        os.kill(os.getppid(), 9)\n    except OSError:\n        pass\n"
+        "    print('left one')\n"
+        "else:\n"
+        "    try:\n        fcntl.flock(held, fcntl.LOCK_EX | fcntl.LOCK_NB)\n        print('alone')\n"
+        "    except OSError:\n        print('it lives')\n"
+    )
+    try:
+        result = judge(code, stdin_tests(("first\n", "left one"), ("second\n", "alone")), all_tests=True)
+    finally:
+        Path(lock).unlink(missing_ok=True)
+    _contained(result)
+    assert result.verdicts == [A, A], result.detail
+
+
+@both_isolations
+def test_a_test_is_judged_on_what_it_printed_however_it_ended() -> None:
+    # os._exit(0) ends a script as exit() does, if without flushing: what reached stdout is judged.
+    assert judge(
+        "import os, sys\nsys.stdout.write(str(2 * int(input())) + '\\n')\nsys.stdout.flush()\nos._exit(0)", DOUBLE
+    ).verdicts[:2] == [A, A]
+    assert judge("import os\nprint(2 * int(input()))\nos._exit(3)", DOUBLE).verdicts == [R]
+    killed = judge("import os, signal\nprint(2 * int(input()))\nos.kill(os.getpid(), signal.SIGSEGV)", DOUBLE)
+    assert killed.verdicts == [R] and "signal 11" in killed.detail
+
+
+@pytest.mark.parametrize("isolation", ["fork", "fresh"])
+def test_stdin_tests_without_a_pid_namespace(isolation: str) -> None:
+    # Without a namespace the runner ends each test's process group instead of the namespace's processes.
+    plan = Plan.of(DOUBLE, meta(), {"isolation": isolation, "pid_namespace": "off"})
+    result = stdio.run_tests("print(2 * sum(map(int, input().split())))", DOUBLE, plan)
+    assert result.protections["pid_namespace"] == "off"
+    assert result.verdicts == [A, A, A], result.detail
+
+
 @both_isolations
 def test_each_tests_verdict_and_the_first_failing_one() -> None:
     assert judge("x = int(input())\nprint(2 * x if x != 5 else 0)", DOUBLE).verdicts == [A, W]

@@ -1,7 +1,7 @@
 """What runs inside a candidate's process: the child-side script, split by section.
 
 The host never imports these modules but sandbox and values: the candidate's interpreter loads them
-by path, from this directory, as top-level modules (child, running, sandbox, values, and serve
-for the zygote), so that each costs it only its cached bytecode. They import nothing
+by path, from this directory, as top-level modules (child, running, sandbox, values, scripts for
+stdin tests, and serve for the zygote), so that each costs it only its cached bytecode. They import nothing
 but built-in modules and each other. child.py is where to start reading.
 """

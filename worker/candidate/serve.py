@@ -9,6 +9,7 @@ import sys
 from child import CLONE_NEWPID, died_of, keep, main, new_namespaces, setns, unshare
 from running import guards
 from sandbox import prepare, restrict_calls, ruleset
+from scripts import prelude_namespace
 
 _read, _exit, _open, _close = os.read, os._exit, os.open, os.close
 _gcd_import = _frozen_importlib._gcd_import  # bound before the guards replace it
@@ -17,7 +18,7 @@ _gcd_import = _frozen_importlib._gcd_import  # bound before the guards replace i
 # ---- the zygote: one warm interpreter, one fork per candidate ------------------------------------------
 #
 # Isolation "fork": the host starts this script once, with serve(sock_fd, nest, denied, sandbox, seccomp,
-# preload) as its call.
+# preload, prelude) as its call.
 # The zygote never runs a byte of candidate code and never installs the guards (it builds them once,
 # for its forks to install: guards()); it only answers the host's requests on a unix socket
 # (SOCK_SEQPACKET: one request, one message), one candidate at a time. First it says b"ready <pid>":
@@ -35,8 +36,8 @@ _gcd_import = _frozen_importlib._gcd_import  # bound before the guards replace i
 # time), and the server attaches the system call filter before its first fork: every candidate has it
 # from its first instruction, and only Landlock is left to each (worker/candidate/sandbox.py).
 #
-#   b"run <workdir>\0<name>=<value>\0..." with four or five descriptors (SCM_RIGHTS): stdout, stderr,
-#       record, lifeline, and stdin if it is not the zygote's own (/dev/null). Fork a process for the
+#   b"run <workdir>\0<name>=<value>\0..." with four descriptors (SCM_RIGHTS): stdout, stderr, record,
+#       lifeline (its stdin is the zygote's own, /dev/null). Fork a process for the
 #       candidate in <workdir>, with those variables added to the environment; answer b"pid <pid>", its
 #       pid as the host sees it. The host has written the other
 #       arguments of main(), a marshalled dict, into <workdir>/.codeexec_call.
@@ -52,7 +53,9 @@ _gcd_import = _frozen_importlib._gcd_import  # bound before the guards replace i
 CALL_FILE = ".codeexec_call"
 
 
-def serve(sock_fd: int, nest: bool, denied: list[str], sandbox: str, seccomp: bytes | None, preload: list[str]) -> None:
+def serve(
+    sock_fd: int, nest: bool, denied: list[str], sandbox: str, seccomp: bytes | None, preload: list[str], prelude: str
+) -> None:
     import _socket  # the zygote's: loaded once, into no candidate's time
     import marshal
     import select  # start_under_init()'s, for every candidate's init: loaded here once
@@ -63,6 +66,11 @@ def serve(sock_fd: int, nest: bool, denied: list[str], sandbox: str, seccomp: by
         try:
             _gcd_import(module)
         except BaseException:  # not installed, or broken: each candidate that imports it finds out itself
+            pass
+    if prelude:  # stdin tests' (scripts.py): their runners start from its namespace
+        try:
+            prelude_namespace(prelude)
+        except BaseException:  # each runner runs it again, and reports how it fails
             pass
     sock = _socket.socket(fileno=sock_fd)
     home, watch, made = zygote_namespaces(sock, nest, sandbox != "off")
@@ -75,7 +83,7 @@ def serve(sock_fd: int, nest: bool, denied: list[str], sandbox: str, seccomp: by
         watching = select.poll()
         watching.register(sock_fd, select.POLLIN)
         watching.register(watch, select.POLLIN)
-    room = _socket.CMSG_SPACE(5 * 4)
+    room = _socket.CMSG_SPACE(4 * 4)
     child, init = 0, False
     while True:
         if home is not None and any(fd == watch for fd, _ in watching.poll()):
@@ -170,12 +178,10 @@ def become_candidate(sock, fds: list[int], request: str, marshal, forked: tuple)
     main(). `forked`: (the protections the zygote made for this process, its sandbox plan, the Landlock
     ruleset it made for it, (denied, its guards for them)). Never returns."""
     try:
-        stdout_fd, stderr_fd, record_fd, lifeline_fd, *stdin = fds
+        stdout_fd, stderr_fd, record_fd, lifeline_fd = fds
         workdir, *variables = request.split("\0")
         sock.close()
         os.setsid()  # a session and a process group of its own, as start_new_session gives
-        if stdin:
-            os.dup2(stdin[0], 0)
         os.dup2(stdout_fd, 1)
         os.dup2(stderr_fd, 2)
         protections, plan, rules, (denied, install) = forked

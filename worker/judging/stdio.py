@@ -2,77 +2,97 @@
 real standard input, and the host compares what it printed (worker/judging/cases.py says how a sample
 is judged).
 
-A process per test (a fork of the warm interpreter in isolation "fork", worker/process/zygote.py): no
-test can change another's state, time or verdict, which LiveCodeBench's grader, running every test in
-one process, cannot promise (docs/judging.md). The program runs as __main__, as `python program.py <
-input` would run it, after the mode's prelude (worker/judging/outputs.py; worker/candidate/running.py,
-run_script()).
+One candidate's process per sample is the tests' runner (worker/candidate/scripts.py): it runs the
+mode's prelude and compiles the program once, then forks a process for each test, which runs the
+program as __main__, as `python program.py < input` would, confined by the sandbox; between tests
+everything the test started is killed and what it wrote removed. So no test can change another's
+state, time or verdict, which LiveCodeBench's grader, running every test in one process, cannot promise
+(docs/competitive.md); and a test costs a fork of a warm process, not a process started by the host.
+Each test's output comes to the host as it ends, is judged here, and the host says whether the runner
+goes on (the first failure stops it, unless every test is to run).
 """
 
 from __future__ import annotations
+
+import marshal
 
 from codeexec.worker.judging import checker
 from codeexec.worker.judging.cases import Plan, Tally, wrong
 from codeexec.worker.judging.outputs import same_stdout
 from codeexec.worker.models import CaseTests, JudgeMode
 from codeexec.worker.process.runner import run_candidate
+from codeexec.worker.process.watch import TestEnded
 from codeexec.worker.result import Outcome, RunResult, Verdict
 from codeexec.worker.settings import runner_config
 
 _OUTPUT_ROOM = 4096  # what a test may print beyond twice its expected output, whatever the cap
+# The runner's own time beyond its tests' budget: its start, the prelude, compiling, a fork and a
+# clean-up a test. Only a runner that cannot go on meets it.
+_SLACK_S, _SLACK_PER_TEST_S = 5.0, 0.05
 
 
 def run_tests(code: str, tests: CaseTests, plan: Plan) -> RunResult:
     """Run the program on each test's input in turn and judge what it printed."""
-    tally = Tally(len(tests.inputs))
-    cap = runner_config(**plan.options).output_bytes
+    total = len(tests.inputs)
+    tally = Tally(total)
+    config = runner_config(**plan.options)
+    # A test may print its answer however large it is: the cap is at least twice the expected output.
+    caps = [max(config.output_bytes, 2 * len(wanted.encode()) + _OUTPUT_ROOM) for wanted in tests.outputs]
     finished: list[tuple[int, str]] = []  # tests whose program ended, and their output: the checker's to judge
-    for index, (given, wanted) in enumerate(zip(tests.inputs, tests.outputs, strict=True)):
-        left = plan.budget_s - tally.charged_s
-        if left <= 0:
-            break
-        # A test may print its answer however large it is: the cap is at least twice the expected output.
-        options = plan.options | {"output_bytes": max(cap, 2 * len(wanted.encode()) + _OUTPUT_ROOM)}
-        run = run_candidate(code, [], min(plan.time_limit_s, left), stdin=given, prelude=plan.prelude, **options)
-        if run.exit_code is Outcome.INFRA_ERROR:
-            return run.model_copy(update={"total": tally.total})
-        tally.ran(run)
-        verdict, detail = ended(run, plan.mode)
+
+    def judge(test: TestEnded) -> bool:
+        verdict, detail = ended(test, plan.mode)
         if verdict is None and tests.checker is not None:
-            finished.append((index, run.stdout))
+            finished.append((test.index, test.stdout))
             verdict = Verdict.ACCEPTED  # until the checker says otherwise
         elif verdict is None:
-            accepted = same_stdout(plan.mode, run.stdout, wanted)
+            wanted = tests.outputs[test.index]
+            accepted = same_stdout(plan.mode, test.stdout, wanted)
             verdict = Verdict.ACCEPTED if accepted else Verdict.WRONG_ANSWER
-            detail = "" if accepted else wrong(wanted, run.stdout)
+            detail = "" if accepted else wrong(wanted, test.stdout)
         tally.add(verdict, detail)
-        if run.exit_code is Outcome.SYNTAX_ERROR:  # no test can run
-            tally.compile_error = run.detail
-            break
-        if verdict is not Verdict.ACCEPTED and not plan.all_tests:
-            break
+        return verdict is Verdict.ACCEPTED or plan.all_tests
+
+    stdio = {
+        "prelude": plan.prelude,
+        "inputs": marshal.dumps([given.encode() for given in tests.inputs]),
+        "limits": [plan.time_limit_s] * total,
+        "caps": caps,
+        "stderr_cap": config.stderr_bytes,
+        "budget": plan.budget_s,
+        "ceiling": config.wall_ceiling_factor,
+    }
+    options = plan.options | {"output_bytes": max(caps)}
+    timeout = plan.budget_s + _SLACK_S + _SLACK_PER_TEST_S * total
+    run = run_candidate(code, [], timeout, stdio=stdio, on_test=judge, **options)
+    if run.exit_code is Outcome.INFRA_ERROR:
+        return run.model_copy(update={"total": total})
+    tally.ran(run)
+    if run.exit_code is not Outcome.PASS:  # the runner did not go on: the program does not compile, or worse
+        tally.add(Verdict.TIME_LIMIT if run.exit_code is Outcome.TIMEOUT else Verdict.RUNTIME_ERROR, run.detail)
+        tally.compile_error = run.detail if run.exit_code is Outcome.SYNTAX_ERROR else None
     if tests.checker is not None and finished:
         triples = [(tests.inputs[index], tests.outputs[index], output) for index, output in finished]
         judged = checker.check(tests.checker, triples, plan)
         if isinstance(judged, RunResult):
-            return judged.model_copy(update={"total": tally.total})
+            return judged.model_copy(update={"total": total})
         for (index, _), (accepted, why) in zip(finished, judged, strict=True):
             if not accepted:
                 tally.verdicts[index], tally.details[index] = Verdict.WRONG_ANSWER, why
     return tally.result(plan.all_tests)
 
 
-def ended(run: RunResult, mode: JudgeMode) -> tuple[Verdict | None, str]:
+def ended(test: TestEnded, mode: JudgeMode) -> tuple[Verdict | None, str]:
     """The verdict of a test whose program did not end normally, and why; (None, "") when it did, and its
     output is to be compared."""
-    if run.exit_code is Outcome.PASS:
+    if test.ended == "pass":
         return None, ""
-    if run.exit_code is Outcome.TIMEOUT:
-        return Verdict.TIME_LIMIT, run.detail
-    if run.detail.startswith("output overflow"):
-        return Verdict.OUTPUT_LIMIT, run.detail
-    if run.detail.startswith("MemoryError"):
-        return Verdict.MEMORY_LIMIT, run.detail
-    if run.detail.startswith("SystemExit") and mode != "exact":  # the in-process graders swallow SystemExit
+    if test.ended == "limit":
+        return Verdict.TIME_LIMIT, test.detail
+    if test.ended == "output":
+        return Verdict.OUTPUT_LIMIT, test.detail
+    if test.detail.startswith("MemoryError"):
+        return Verdict.MEMORY_LIMIT, test.detail
+    if test.detail.startswith("SystemExit") and mode != "exact":  # the in-process graders swallow SystemExit
         return None, ""
-    return Verdict.RUNTIME_ERROR, run.detail
+    return Verdict.RUNTIME_ERROR, test.detail

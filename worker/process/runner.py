@@ -2,7 +2,7 @@
 come back in the RunResult's checks for worker/judging/evalplus.py to judge), in a process of its own.
 
 The host side of the runner. For each candidate it makes a temporary directory and starts the
-candidate's process with a minimal environment and closed stdin (or a test's input): forked from a warm zygote
+candidate's process with a minimal environment and closed stdin: forked from a warm zygote
 (isolation "fork", zygote.py), or a fresh interpreter on a script that loads worker/candidate/child.py
 and calls its main() (isolation "fresh"). It sets the process's resource limits, lets it go, and
 hands it to the watch (watch.py), which reads its stdout, its stderr and its private record socket
@@ -21,7 +21,7 @@ import socket
 import subprocess
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from contextlib import ExitStack
 from functools import lru_cache
 from pathlib import Path
@@ -29,7 +29,7 @@ from pathlib import Path
 from codeexec.worker.candidate.sandbox import seccomp_filter
 from codeexec.worker.process.proctree import CandidateTree
 from codeexec.worker.process.split import split
-from codeexec.worker.process.watch import Ending, Watch
+from codeexec.worker.process.watch import Ending, TestEnded, Watch
 from codeexec.worker.process.zygote import LOST as ZYGOTE_LOST
 from codeexec.worker.process.zygote import Forked, ZygoteLost, zygote
 from codeexec.worker.result import Outcome, RunResult
@@ -50,8 +50,8 @@ def run_candidate(
     assertions: Sequence[str],
     timeout_s: float = 3.0,
     io: dict | None = None,
-    stdin: str | bytes | None = None,
-    prelude: str = "",
+    stdio: dict | None = None,
+    on_test: Callable[[TestEnded], bool] | None = None,
     **limits: object,
 ) -> RunResult:
     """Run `code`, then each assertion in the namespace it leaves; never raises for what the code does.
@@ -60,14 +60,12 @@ def run_candidate(
     override the RunnerConfig fields of the settings (memory_bytes=..., interpreter=..., ...); an
     unknown name is a TypeError. `io`: call the program on inputs instead (worker/judging/evalplus.py and
     worker/judging/calls.py build it, and the timeout, which is not clamped: its checks' budgets are
-    EvalPlus's, up to a minute each). `stdin`: run the program as a script instead (as __main__, after
-    `prelude`), with this as its standard input; what it prints is the result's stdout
-    (worker/judging/stdio.py).
+    EvalPlus's, up to a minute each). `stdio`: run the program as a script on each of its tests' inputs
+    instead, a process per test (worker/judging/stdio.py builds it, and the timeout, not clamped either:
+    the sample's budget); `on_test` is given each test as it ends, and says whether to run the next.
     """
     config = runner_config(**limits)
-    timeout = clamp_timeout(timeout_s) if io is None else max(timeout_s, MIN_TIMEOUT_S)
-    if isinstance(stdin, str):
-        stdin = stdin.encode()
+    timeout = clamp_timeout(timeout_s) if io is None and stdio is None else max(timeout_s, MIN_TIMEOUT_S)
     assertions = list(assertions)
     began = time.monotonic()
     try:
@@ -76,7 +74,7 @@ def run_candidate(
         ending = Ending(Outcome.INFRA_ERROR, f"could not prepare the run: {exc}")
     else:
         try:
-            ending = _run_in(workdir, code, assertions, timeout, config, io, stdin, prelude)
+            ending = _run_in(workdir, code, assertions, timeout, config, io, stdio, on_test)
         except OSError as exc:  # no pipes, no room for the script
             ending = Ending(Outcome.INFRA_ERROR, f"could not prepare the run: {exc}")
         finally:
@@ -124,8 +122,8 @@ def _run_in(
     timeout: float,
     config: RunnerConfig,
     io: dict | None,
-    stdin: bytes | None,
-    prelude: str,
+    stdio: dict | None,
+    on_test: Callable[[TestEnded], bool] | None,
 ) -> Ending:
     nonce = secrets.token_hex(16)
     splits = [split(text) for text in assertions]
@@ -147,7 +145,7 @@ def _run_in(
         "pid_namespace": config.pid_namespace,
         "sandbox": config.sandbox,
         **({"io": io} if io is not None else {}),
-        **({"stdio": {"prelude": prelude}} if stdin is not None else {}),
+        **({"stdio": stdio} if stdio is not None else {}),
     }
     opened: list[int] = []
     try:
@@ -155,9 +153,6 @@ def _run_in(
             opened.extend(make())
         stdout_r, stdout_w, stderr_r, stderr_w, record_r, record_w, lifeline_r, lifeline_w = opened
         theirs = [stdout_w, stderr_w, record_w, lifeline_r]
-        if stdin is not None:
-            opened.append(_input_file(stdin))
-            theirs.append(opened[-1])
         with ExitStack() as held:
             root: subprocess.Popen[bytes] | Forked
             try:
@@ -172,6 +167,7 @@ def _run_in(
                             denied,
                             config.sandbox,
                             tuple(config.preload),
+                            stdio["prelude"] if stdio is not None else "",
                         )
                     )
                     root = Forked(warm, warm.fork(workdir, own, arguments, theirs))
@@ -193,7 +189,7 @@ def _run_in(
                     os.write(lifeline_w, b"g")  # the child waits for this before it runs anything of the candidate
                 except BrokenPipeError:  # it has ended already: the watch reads how
                     pass
-                watch = Watch(root, stdout_r, stderr_r, record_r, nonce, timeout, config, splits)
+                watch = Watch(root, stdout_r, stderr_r, record_r, nonce, timeout, config, splits, on_test)
                 ending = watch.run()
                 ending.protections, ending.checks, ending.stdout = watch.protections, watch.checks, watch.stdout()
             finally:
@@ -204,21 +200,6 @@ def _run_in(
     finally:
         for fd in opened:
             os.close(fd)
-
-
-def _input_file(data: bytes) -> int:
-    """A file in memory holding `data`, read from its start: a standard input of the candidate's that is
-    a real file (open(0), seek(), fstat() work as with a file redirected to it), none of the file tree's."""
-    fd = os.memfd_create("stdin", os.MFD_CLOEXEC)
-    try:
-        view = memoryview(data)
-        while view:
-            view = view[os.write(fd, view) :]
-        os.lseek(fd, 0, os.SEEK_SET)
-    except BaseException:
-        os.close(fd)
-        raise
-    return fd
 
 
 def _socketpair() -> tuple[int, int]:
@@ -237,7 +218,7 @@ def _start_fresh(
     config: RunnerConfig,
 ) -> subprocess.Popen[bytes]:
     """Isolation "fresh": a new interpreter for this candidate, on a script that calls child.main()."""
-    stdout_w, stderr_w, record_w, lifeline_r, *stdin = fds
+    stdout_w, stderr_w, record_w, lifeline_r = fds
     # The system call filter goes to the fresh interpreter only: a zygote attaches it once (worker/process/zygote.py).
     call = (
         f"main(**{arguments!r}, record_fd={record_w}, lifeline_fd={lifeline_r}, seccomp={seccomp_filter()!r}, "
@@ -250,7 +231,7 @@ def _start_fresh(
         [*command, script],
         cwd=workdir,
         env=_environment(config) | own,
-        stdin=stdin[0] if stdin else subprocess.DEVNULL,
+        stdin=subprocess.DEVNULL,
         stdout=stdout_w,
         stderr=stderr_w,
         pass_fds=(record_w, lifeline_r),

@@ -21,6 +21,7 @@ import subprocess
 import sys
 import termios
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -73,11 +74,23 @@ class Ending:
         )
 
 
+@dataclass(frozen=True)
+class TestEnded:
+    """A stdin test as its runner saw it end ("test" records: worker/candidate/child.py): how it ended
+    ("pass", "error", "limit", "output", "killed"), why, what it printed, and the seconds it was charged."""
+
+    index: int
+    ended: str
+    detail: str
+    stdout: str
+    charged_s: float
+
+
 class _ChildRecord(BaseModel):
     """One line of the child's record socket; worker/candidate/child.py describes them."""
 
     nonce: str
-    event: Literal["started", "check", "value", "finished"]
+    event: Literal["started", "check", "value", "test", "finished"]
     clock: int = 0
     waited: int | None = None
     outcome: Literal["pass", "assertion_fail", "syntax_error", "error"] | None = None
@@ -90,6 +103,10 @@ class _ChildRecord(BaseModel):
     stopped: str | None = None
     index: int = -1
     value: tuple[str, Any, str] | None = None
+    ended: str = ""
+    stdout: int = 0
+    ns: int = 0
+    began: int = 0
 
 
 _CREDENTIALS = struct.Struct("3i")  # struct ucred: pid, uid, gid
@@ -122,9 +139,10 @@ class Watch:
         timeout: float,
         config: RunnerConfig,
         splits: list[Split | None],
+        on_test: Callable[[TestEnded], bool] | None = None,
     ) -> None:
         self.proc, self.nonce, self.timeout, self.config = proc, nonce, timeout, config
-        self.splits = splits
+        self.splits, self.on_test = splits, on_test
         self.stdout_fd, self.stderr_fd, self.record_fd = stdout_fd, stderr_fd, record_fd
         self.open_fds = [self.stdout_fd, self.stderr_fd, self.record_fd]  # the order data is handled in
         self.stdout_bytes = self.stderr_bytes = 0
@@ -265,6 +283,10 @@ class Watch:
                 self.checks[record.name] = Check(outputs=record.outputs, stopped=record.stopped)
             elif record.event == "value" and self.limit is not None:
                 self._answer(record)
+            elif record.event == "test" and self.limit is not None:
+                ending = self._test(record, poller)
+                if ending:
+                    return ending
             elif record.event == "finished" and self.limit is not None:
                 # The child flushed its output before writing this: what any of the candidate's
                 # processes wrote before it is in the pipes now, and counts against the caps
@@ -306,6 +328,28 @@ class Watch:
         except OSError:  # gone, or not reading what it is sent: it waits for nothing, or for its deadline
             pass
         self._late()
+
+    def _test(self, record: _ChildRecord, poller: select.poll) -> Ending | None:
+        """A stdin test has ended: judge it (on_test) with what it printed, the last `stdout` bytes written
+        before the record, and tell the runner whether to go on. The time the test was not charged (its
+        waits for a CPU) is not the runner's either."""
+        ending = self._read(self.stdout_fd, poller, drain=True)
+        if ending:
+            return ending
+        written = b"".join(self.stdout_chunks)
+        printed, rest = written[: record.stdout], written[record.stdout :]
+        self.stdout_chunks, self.stdout_bytes = [rest] if rest else [], len(rest)
+        stdout = printed.decode("utf-8", "replace")
+        test = TestEnded(record.index, record.ended, record.detail, stdout, record.ns / 1e9)
+        go_on = self.on_test is not None and self.on_test(test)
+        assert self.limit is not None
+        self.limit.pause((record.began + record.ns) / 1e9, record.clock / 1e9)
+        try:
+            os.write(self.record_fd, b"c" if go_on else b"s")
+        except OSError:  # gone: the watch reads how
+            pass
+        self._late()
+        return None
 
     def _late(self) -> None:
         """The candidate's process may be waiting on this one: charge it none of the time we were late

@@ -11,8 +11,8 @@ few bytes and frees them). worker/candidate/serve.py is its side of the protocol
 Each thread that runs candidates takes an idle zygote of the right kind (interpreter, flags,
 environment: the hash seed is fixed when an interpreter starts; whether candidates get a PID namespace;
 the denied modules, whose guards it builds once; the sandbox setting, whose namespaces and system call
-filter are the zygote's own; the modules it preloads) or starts one, and gives it back
-after the candidate's tree is gone: in a Celery pool process that is one zygote, started with its
+filter are the zygote's own; the modules it preloads, and the prelude it runs for stdin tests) or starts
+one, and gives it back after the candidate's tree is gone: in a Celery pool process that is one zygote, started with its
 first candidate. A zygote that dies, or answers nonsense, is discarded (the candidate in hand
 becomes an infra_error, retried like any other) and the next candidate starts a new one.
 """
@@ -57,11 +57,12 @@ class Zygote:
         denied: list[str],
         sandbox: str,
         preload: tuple[str, ...] = (),
+        prelude: str = "",
     ) -> None:
         """command: the interpreter and its flags; head: the code that imports serve(); nest: put each
         candidate in a PID namespace of its own; denied: the modules its candidates are denied, for
-        the guards it prepares; sandbox: the setting; preload: modules it imports before its first fork
-        (worker/candidate/serve.py)."""
+        the guards it prepares; sandbox: the setting; preload: modules it imports before its first fork;
+        prelude: the code whose namespace its stdin tests' runners start from (worker/candidate/serve.py)."""
         # Each candidate's process sets its own tree token (worker/process/proctree.py), but /proc shows a
         # process's environment as it was when its program started: a fork that does not exec shows
         # the zygote's. The zygote's own token makes those known to the cleanup too.
@@ -73,7 +74,7 @@ class Zygote:
                     *command,
                     "-c",
                     f"{head}serve({theirs.fileno()}, {nest}, {denied!r}, {sandbox!r}, {seccomp_filter()!r}, "
-                    f"{list(preload)!r})\n",
+                    f"{list(preload)!r}, {prelude!r})\n",
                 ],
                 cwd="/",
                 env={**env, TOKEN_VARIABLE: self.token},
@@ -103,7 +104,7 @@ class Zygote:
 
     def fork(self, workdir: str, variables: dict[str, str], arguments: dict[str, object], fds: list[int]) -> int:
         """Start a candidate's process in workdir, with `variables` added to the zygote's environment and
-        stdout, stderr, record, lifeline and (if there is a fifth) stdin on `fds`, to run
+        stdout, stderr, record and lifeline on `fds`, to run
         child.main(**arguments); its pid."""
         with open(os.path.join(workdir, CALL_FILE), "wb") as call:
             marshal.dump(arguments, call, 4)  # version 4: read by every Python 3.4+
@@ -224,9 +225,10 @@ def zygote(
     denied: list[str],
     sandbox: str,
     preload: tuple[str, ...] = (),
+    prelude: str = "",
 ) -> Iterator[Zygote]:
     """An idle zygote of this kind, started if there is none, for one candidate; given back after."""
-    kind = (os.getpid(), tuple(command), tuple(sorted(env.items())), nest, tuple(denied), sandbox, preload)
+    kind = (os.getpid(), tuple(command), tuple(sorted(env.items())), nest, tuple(denied), sandbox, preload, prelude)
     found = None
     with _lock:
         # Not a fork's copy of its parent's zygotes, nor one that died while idle (poll() reaps it).
@@ -238,7 +240,7 @@ def zygote(
                 break
     for warm in dead:
         warm.close()
-    found = found or Zygote(command, head, env, nest, denied, sandbox, preload)
+    found = found or Zygote(command, head, env, nest, denied, sandbox, preload, prelude)
     try:
         yield found
     finally:

@@ -1,0 +1,351 @@
+"""stdin/stdout tests: the program as a script on each test's input, in a process of its own per test.
+Loaded by path in the candidate's interpreter (worker/candidate/__init__.py); child.py's main() calls
+run_tests() with `stdio` (worker/judging/stdio.py builds it), in the candidate's own process.
+
+That process runs no line of the program itself: it is the tests' *runner*. It runs the mode's prelude
+and compiles the program once, then for each test forks a process that runs the compiled program as
+Python runs a script (as __main__, in the namespace the prelude made, its own copy), on a standard input
+that is a file holding the test's input (input(), sys.stdin, sys.stdin.buffer, open(0) and seek() all
+work), printing to pipes of the runner's. The runner reads what it prints, charges its time, ends it
+and everything it started, empties the working directory, and tells the host in a "test" record
+(child.py); the host compares the output and answers whether to go on. Nothing is judged here.
+
+Why a fork of the runner, rather than a process from the host for each test: the fork is all a test
+costs (the program compiled, the prelude's modules imported and its namespace built once, before
+the forks), ~3 ms here against ~10 ms (docs/benchmarks.md), and no test can reach another:
+
+- the runner confines each test's process (Landlock, no capabilities: confine()) before it runs a line
+  of the program, and stays outside that domain itself, so no test can signal or trace it or read its
+  /proc, while it can read each test's CPU-wait figure there (worker/process/timelimit.py says why
+  that, not the wall clock, is what a test is charged);
+- once a test's process has ended, every other process of the PID namespace is killed (kill(-1) spares
+  only the namespace's init and the caller: the kernel never lets a fork escape it), or without a
+  namespace, the test's process group: a process that left it may outlive its test (docs/security.md);
+- what a test wrote in the working directory is removed before the next starts.
+
+    stdio = {"prelude": code, "inputs": marshal data of [bytes, ...], "limits": [s, ...],
+             "caps": [bytes, ...], "stderr_cap": bytes, "budget": s, "ceiling": factor}
+
+limits: seconds each test may be charged; caps: what it may print; budget: seconds all of them may be
+charged together (the sample's); ceiling: the wall-clock time a test may take, as a multiple of its limit.
+"""
+
+import builtins
+import gc
+import marshal
+import os
+import select
+import sys
+import time
+from _signal import SIGKILL
+
+from running import describe, flush_output, limit_hit, message_of
+from sandbox import confine
+
+# Bound now, before any candidate code runs, so a candidate that reassigns them changes nothing here.
+_fork, _write, _read, _close, _pread = os.fork, os.write, os.read, os.close, os.pread
+_monotonic_ns, _kill, _killpg, _getpid, _exit = time.monotonic_ns, os.kill, os.killpg, os.getpid, os._exit
+
+_READ = 1 << 16
+_RESULT_BYTES = 4096
+
+
+def run_tests(candidate: str, stdio: dict, contained: bool, sandbox: tuple, report) -> tuple[str, str, str | None]:
+    """Run the program on each test's input in turn; `report(index, ended, detail, stdout, ns, began, clock)`
+    sends each test's "test" record (child.py) and returns whether the host wants the next. `contained`:
+    this process is the PID namespace's second (child.py). `sandbox`: (plan, rules, states) for confine(),
+    and the states it is to give. (outcome, detail, message) of the whole: "pass" once the tests the host
+    wanted (or the budget allowed) have run; "syntax_error": the program does not compile, no test runs;
+    "error": the prelude failed."""
+    try:
+        namespace = prelude_namespace(stdio["prelude"])
+    except BaseException as exc:  # a prelude module the interpreter lacks
+        return "error", "the prelude failed: " + describe(exc), message_of(exc)
+    try:
+        code = compile(candidate, "<string>", "exec")
+    except (SyntaxError, ValueError) as exc:  # ValueError: a null byte
+        return "syntax_error", describe(exc), message_of(exc)
+    except BaseException as exc:  # MemoryError, RecursionError: too deep to compile
+        return "error", limit_hit(exc) or describe(exc), message_of(exc)
+    # What the forks inherit, the collector of each need never look at (it would write to every page).
+    gc.freeze()
+    own_wait = _figure("/proc/thread-self/schedstat")
+    charged = 0
+    for index, given in enumerate(marshal.loads(stdio["inputs"])):
+        left = stdio["budget"] * 1e9 - charged
+        if left <= 0:
+            break
+        limit = min(stdio["limits"][index] * 1e9, left)
+        test = _Test(limit, stdio["ceiling"] * limit, stdio["caps"][index], stdio["stderr_cap"], own_wait)
+        ended, detail = test.run(code, namespace, given, contained, sandbox)
+        charged += test.charged
+        _forward(test.stdout)
+        if not report(index, ended, detail, len(test.stdout), test.charged, test.began, test.ended):
+            break
+    if own_wait is not None:
+        _close(own_wait)
+    return "pass", "", None
+
+
+#: The namespace each prelude made, by its text: a zygote's, made before its first fork (serve.py).
+_made: dict[str, dict[str, object]] = {}
+
+
+def prelude_namespace(prelude: str) -> dict[str, object]:
+    """The namespace `prelude` makes, run once in this process (or in the zygote it was forked from): each
+    test's process runs the program in its own copy of it. Raises what the prelude raised."""
+    if prelude not in _made:
+        namespace: dict[str, object] = {"__name__": "__main__", "__builtins__": builtins}
+        exec(prelude, namespace)
+        _made[prelude] = namespace
+    return _made[prelude]
+
+
+class _Test:
+    """One test's process, from its fork to its end, and what it came to."""
+
+    def __init__(self, limit: float, ceiling: float, cap: int, stderr_cap: int, own_wait: int | None) -> None:
+        self.limit, self.ceiling, self.cap, self.stderr_left, self.own_wait = limit, ceiling, cap, stderr_cap, own_wait
+        self.stdout = b""
+        self.stdout_open = True
+        self.charged = self.began = self.ended = 0  # ns
+        self.wait: int | None = None  # the test's schedstat, open
+        self.own_waited: int | None = None  # this thread's CPU wait at the fork
+
+    def run(self, code, namespace: dict, given: bytes, contained: bool, sandbox: tuple) -> tuple[str, str]:
+        """Fork the test's process, watch it to its end, and clean up after it: (ended, detail), ended being
+        "pass" or "error" (the program's own account: run_script()), "limit" (time), "output" (a cap), or
+        "killed" (it ended without an account, by a signal or an exit status other than 0)."""
+        stdin = os.memfd_create("stdin")
+        view = memoryview(given)
+        while view:
+            view = view[_write(stdin, view) :]
+        os.lseek(stdin, 0, os.SEEK_SET)
+        out_r, out_w = os.pipe()
+        err_r, err_w = os.pipe()
+        result_r, result_w = os.pipe()
+        for fd in (out_r, result_r):  # ours, read only what is there: the program's ends block as usual
+            os.set_blocking(fd, False)
+        self.began, self.own_waited = _monotonic_ns(), _waited(self.own_wait)
+        pid = _fork()
+        if pid == 0:
+            _test_process(code, namespace, (stdin, out_w, err_w, result_w), contained, sandbox)
+        for fd in (stdin, out_w, err_w, result_w):
+            _close(fd)
+        pidfd = os.pidfd_open(pid)
+        seen_as = _host_pid(pidfd)
+        self.wait = _figure(f"/proc/{seen_as}/task/{seen_as}/schedstat")
+        try:
+            ended, detail = self._watch(pidfd, out_r, err_r)
+            # Read while the process is unreaped: its figure goes with it.
+            self.ended = _monotonic_ns()
+            self.charged = self._charge(self.ended)
+            if ended is None and self.charged > self.limit:  # it ended, but past its time: we were late to look
+                ended = "limit"
+            if ended == "limit":
+                detail = f"timed out after {self.limit / 1e9:g} s"
+        finally:
+            # Everything the test started goes with it, before anything of the next test exists.
+            try:
+                _kill(-1, SIGKILL) if contained else _killpg(pid, SIGKILL)
+            except OSError:  # nothing left
+                pass
+            _, status = os.waitpid(pid, 0)
+            for fd in (pidfd, *([self.wait] if self.wait is not None else [])):
+                _close(fd)
+        if ended is None and not self._read_out(out_r, drain=True):
+            ended, detail = "output", "output overflow"
+        if ended is None:
+            ended, detail = _account(result_r, status)
+        for fd in (out_r, err_r, result_r):
+            _close(fd)
+        _empty(".")
+        return ended, detail
+
+    def _watch(self, pidfd: int, out_r: int, err_r: int) -> tuple[str | None, str]:
+        """Read the test's output until its process ends, (None, ""), or is to be stopped: ("limit", ""),
+        ("output", why)."""
+        poller = select.poll()
+        for fd in (pidfd, out_r, err_r):
+            poller.register(fd, select.POLLIN)
+        deadline = self.began + self.limit
+        while True:
+            now = _monotonic_ns()
+            if now >= deadline:
+                owed = self.limit - self._charge(now)
+                if owed <= 0 or now - self.began >= self.ceiling:
+                    return "limit", ""
+                # It is charged at most a second a second: it cannot be out of time before then.
+                deadline = min(now + owed, self.began + self.ceiling)
+                continue
+            for fd, _ in poller.poll((deadline - now) / 1e6 + 1):
+                if fd == pidfd:  # it has ended (unreaped)
+                    return None, ""
+                if fd == out_r:
+                    if not self._read_out(out_r):
+                        return "output", "output overflow"
+                    if not self.stdout_open:
+                        poller.unregister(out_r)
+                    continue
+                chunk = _read(err_r, _READ)  # counted, not kept: the program's own account says what went wrong
+                self.stderr_left -= len(chunk)
+                if self.stderr_left < 0:
+                    return "output", "output overflow (stderr)"
+                if not chunk:
+                    poller.unregister(err_r)
+
+    def _read_out(self, out_r: int, drain: bool = False) -> bool:
+        """Read what the test printed (one read, or with `drain` all that is there); False once it is over
+        its cap."""
+        while self.stdout_open:
+            try:
+                chunk = _read(out_r, _READ)
+            except BlockingIOError:
+                break
+            self.stdout_open = bool(chunk)
+            self.stdout += chunk
+            if len(self.stdout) > self.cap:
+                self.stdout = self.stdout[: self.cap]  # what the host is sent stays within its cap
+                return False
+            if not drain:
+                break
+        return True
+
+    def _charge(self, now: int) -> int:
+        """ns charged by `now`: the wall-clock time since the fork, less the time the test's main thread
+        waited for a CPU and this thread's own wait for one meanwhile (it may have been the test's reader,
+        late); the wall-clock time where the kernel gives no figure."""
+        spent = now - self.began
+        mine = _waited(self.own_wait)
+        if mine is not None and self.own_waited is not None:
+            spent -= mine - self.own_waited
+        return max(0, spent - (_waited(self.wait) or 0))
+
+
+def _test_process(code, namespace: dict, fds: tuple[int, int, int, int], contained: bool, sandbox: tuple) -> None:
+    """In the test's process: its descriptors, its sandbox, then the program; never returns.
+
+    It writes one account of itself to its result pipe, "<ended>\\n<detail>": run_script()'s outcome
+    and detail. A process forked from it runs on to here too, and ends without writing one."""
+    try:
+        stdin, out_w, err_w, result_w = fds
+        os.dup2(stdin, 0)
+        os.dup2(out_w, 1)
+        os.dup2(err_w, 2)
+        if not contained:
+            os.setpgid(0, 0)  # what the runner kills after it
+        plan, rules, states = sandbox
+        confined = confine(plan, rules)
+        os.closerange(3, result_w)
+        os.closerange(result_w + 1, 1 << 20)
+        if confined != states:  # the runner told the host these were in place: nothing runs without them
+            differ = ", ".join(f"{name} {state}" for name, state in confined.items() if states.get(name) != state)
+            _write(result_w, f"error\nthe test's process could not be confined: {differ}".encode())
+            _exit(0)
+        me = _getpid()
+        # The runner's namespace itself: this process's copy of it is its own, and copying it would write to
+        # every page its values lie on (~1 ms).
+        outcome, detail = run_script(code, namespace)
+        flush_output()
+        if _getpid() == me:
+            _write(result_w, f"{outcome}\n{detail}".encode("utf-8", "replace")[:_RESULT_BYTES])
+    finally:
+        _exit(0)
+
+
+def run_script(code, namespace: dict) -> tuple[str, str]:
+    """(outcome, detail) of running the program as a script: "pass" when it ends, or exits with status 0;
+    "error" with detail "SystemExit: <status>" for another status (the judge's mode decides)."""
+    try:
+        try:
+            exec(code, namespace)
+        finally:
+            at_exit()
+    except SystemExit as exc:
+        if exc.code is None or exc.code == 0:
+            return "pass", ""
+        return "error", f"SystemExit: {message_of(exc)}"
+    except BaseException as exc:
+        return "error", limit_hit(exc) or describe(exc)
+    return "pass", ""
+
+
+def at_exit() -> None:
+    """What the interpreter does when a script ends: wait for its threads, then run its atexit functions
+    (a module the program never imported has none to wait for)."""
+    threading = sys.modules.get("threading")
+    if threading is not None:
+        current = threading.current_thread()
+        for thread in threading.enumerate():
+            if thread is not current and not thread.daemon:
+                thread.join()
+    atexit = sys.modules.get("atexit")
+    if atexit is not None:
+        atexit._run_exitfuncs()
+
+
+def _account(result_r: int, status: int) -> tuple[str, str]:
+    """What the test's process said of itself (run_script()), or how it ended without saying."""
+    try:
+        said = _read(result_r, _RESULT_BYTES)
+    except BlockingIOError:
+        said = b""
+    ended, _, detail = said.decode("utf-8", "replace").partition("\n")
+    if ended in ("pass", "error"):
+        return ended, detail
+    code = os.waitstatus_to_exitcode(status)
+    if code == 0:  # it ended as a script may, os._exit(0): what it printed is judged
+        return "pass", ""
+    if code < 0:
+        return "killed", f"the program was killed by signal {-code}"
+    return "killed", f"the program exited with status {code}"
+
+
+def _forward(data: bytes) -> None:
+    """The test's output, to the host's stdout pipe: the "test" record says how much of it is this test's."""
+    view = memoryview(data)
+    while view:
+        view = view[_write(1, view) :]
+
+
+def _empty(directory: str) -> None:
+    """Remove what a test left in the working directory (what cannot be removed stays: the host removes
+    the directory after the sample)."""
+    try:
+        with os.scandir(directory) as entries:
+            for entry in entries:
+                if entry.is_dir(follow_symlinks=False):
+                    _empty(entry.path)
+                    os.rmdir(entry.path)
+                else:
+                    os.unlink(entry.path)
+    except OSError:
+        pass
+
+
+def _figure(path: str) -> int | None:
+    """A descriptor of a schedstat file, or None where there is none to read."""
+    try:
+        return os.open(path, os.O_RDONLY)
+    except OSError:
+        return None
+
+
+def _waited(fd: int | None) -> int | None:
+    """ns its thread has waited for a CPU (schedstat's second field), or None."""
+    if fd is None:
+        return None
+    try:
+        return int(_pread(fd, 128, 0).split()[1])
+    except (OSError, IndexError, ValueError):
+        return None
+
+
+def _host_pid(pidfd: int) -> int:
+    """The pid of pidfd's process in the PID namespace /proc belongs to (the host's): its fdinfo says."""
+    info = os.open(f"/proc/self/fdinfo/{pidfd}", os.O_RDONLY)
+    try:
+        text = _read(info, 4096)
+    finally:
+        _close(info)
+    return int(text.split(b"\nPid:\t", 1)[1].split(b"\n", 1)[0])
