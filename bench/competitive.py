@@ -6,6 +6,8 @@ Sets (../shared/data/competitive/):
   (is_solved); each also graded by LiveCodeBench's own grader.
 - oracles-stdin, oracles-call: programs that look each test's answer up (3 a problem), on APPS-150's
   problems and on LeetCodeDataset's: what is timed is the judges' own cost.
+- trivial-1, trivial-20: 300 copies of a program that adds two numbers, on a problem of 1 test and of
+  20: what each judge costs a sample, and a test.
 - leetcode: LeetCodeDataset v0.3.1's test problems (call-based), each with its reference solution and
   three variants made here: a wrong value (an int + 1, a list one item short, a string with an "x"
   more, ...), the value as a tuple (which both judges should pass where a list is expected), and one
@@ -167,11 +169,30 @@ def oracles(directory: Path, kind: str) -> Set:
     return Set(f"oracles-{kind}", merged, samples, given, rows)
 
 
+def trivial(directory: Path, tests: int) -> Set:
+    """300 copies of a program that adds two numbers, on a problem of `tests` tests (codeexec's own shape):
+    each judge's cost per sample (one test) and per test (twenty), with next to nothing of the program's."""
+    inputs = [f"{i} 1\n" for i in range(tests)]
+    outputs = [f"{i + 1}\n" for i in range(tests)]
+    problems = directory / f"trivial-{tests}.jsonl"
+    task_id = f"add-{tests}"
+    problems.write_text(
+        json.dumps({"task_id": task_id, "cases": {"kind": "stdin", "inputs": inputs, "outputs": outputs}})
+    )
+    code = "a, b = map(int, input().split())\nprint(a + b)\n"
+    io = {"inputs": inputs, "outputs": outputs, "fn_name": None}
+    samples = [{"task_id": task_id, "solution": code, "copy": copy} for copy in range(300)]
+    rows = [{"id": str(copy), "input_output": io, "code": code} for copy in range(300)]
+    return Set(f"trivial-{tests}", problems, samples, [None] * len(samples), rows)
+
+
 SETS = {
     "apps150": apps150,
     "leetcode": leetcode,
     "oracles-stdin": lambda directory: oracles(directory, "stdin"),
     "oracles-call": lambda directory: oracles(directory, "call"),
+    "trivial-1": lambda directory: trivial(directory, 1),
+    "trivial-20": lambda directory: trivial(directory, 20),
 }
 
 
