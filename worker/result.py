@@ -108,7 +108,6 @@ class RunResult(BaseModel):
         description="Competitive-programming problems (worker/judging/cases.py): each test's verdict, in order, for "
         "the tests that ran.",
     )
-    stdout: str = Field("", description="What the program wrote to its standard output (within the output cap).")
 
     @property
     def ok(self) -> bool:

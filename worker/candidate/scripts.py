@@ -23,10 +23,10 @@ the forks), ~3 ms here against ~10 ms (docs/benchmarks.md), and no test can reac
   namespace, the test's process group: a process that left it may outlive its test (docs/security.md);
 - what a test wrote in the working directory is removed before the next starts.
 
-    stdio = {"prelude": code, "inputs": marshal data of [bytes, ...], "limits": [s, ...],
-             "caps": [bytes, ...], "stderr_cap": bytes, "budget": s, "ceiling": factor}
+    stdio = {"prelude": code, "inputs": marshal data of [bytes, ...], "limit": s, "caps": [bytes, ...],
+             "stderr_cap": bytes, "budget": s, "ceiling": factor}
 
-limits: seconds each test may be charged; caps: what it may print; budget: seconds all of them may be
+limit: seconds a test may be charged; caps: what each may print; budget: seconds all of them may be
 charged together (the sample's); ceiling: the wall-clock time a test may take, as a multiple of its limit.
 """
 
@@ -75,7 +75,7 @@ def run_tests(candidate: str, stdio: dict, contained: bool, sandbox: tuple, repo
         left = stdio["budget"] * 1e9 - charged
         if left <= 0:
             break
-        limit = min(stdio["limits"][index] * 1e9, left)
+        limit = min(stdio["limit"] * 1e9, left)
         test = _Test(limit, stdio["ceiling"] * limit, stdio["caps"][index], stdio["stderr_cap"], own_wait)
         ended, detail = test.run(code, namespace, given, contained, sandbox)
         charged += test.charged
@@ -133,7 +133,7 @@ class _Test:
         for fd in (stdin, out_w, err_w, result_w):
             _close(fd)
         pidfd = os.pidfd_open(pid)
-        seen_as = _host_pid(pidfd)
+        seen_as = pid_in_proc(pidfd)
         self.wait = _figure(f"/proc/{seen_as}/task/{seen_as}/schedstat")
         try:
             ended, detail = self._watch(pidfd, out_r, err_r)
@@ -341,7 +341,7 @@ def _waited(fd: int | None) -> int | None:
         return None
 
 
-def _host_pid(pidfd: int) -> int:
+def pid_in_proc(pidfd: int) -> int:
     """The pid of pidfd's process in the PID namespace /proc belongs to (the host's): its fdinfo says."""
     info = os.open(f"/proc/self/fdinfo/{pidfd}", os.O_RDONLY)
     try:

@@ -9,7 +9,7 @@ import sys
 from child import CLONE_NEWPID, died_of, keep, main, new_namespaces, setns, unshare
 from running import guards
 from sandbox import prepare, restrict_calls, ruleset
-from scripts import prelude_namespace
+from scripts import pid_in_proc, prelude_namespace
 
 _read, _exit, _open, _close = os.read, os._exit, os.open, os.close
 _gcd_import = _frozen_importlib._gcd_import  # bound before the guards replace it
@@ -163,14 +163,9 @@ def host_pid(pid: int) -> int:
     pid in the namespace of the /proc it is read through."""
     fd = os.pidfd_open(pid)
     try:
-        info = _open(f"/proc/self/fdinfo/{fd}", os.O_RDONLY)
-        try:
-            text = _read(info, 4096)
-        finally:
-            _close(info)
+        return pid_in_proc(fd)
     finally:
         _close(fd)
-    return int(text.split(b"\nPid:\t", 1)[1].split(b"\n", 1)[0])
 
 
 def become_candidate(sock, fds: list[int], request: str, marshal, forked: tuple) -> None:

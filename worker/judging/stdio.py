@@ -56,7 +56,7 @@ def run_tests(code: str, tests: CaseTests, plan: Plan) -> RunResult:
     stdio = {
         "prelude": plan.prelude,
         "inputs": marshal.dumps([given.encode() for given in tests.inputs]),
-        "limits": [plan.time_limit_s] * total,
+        "limit": plan.time_limit_s,
         "caps": caps,
         "stderr_cap": config.stderr_bytes,
         "budget": plan.budget_s,

@@ -191,7 +191,7 @@ def _run_in(
                     pass
                 watch = Watch(root, stdout_r, stderr_r, record_r, nonce, timeout, config, splits, on_test)
                 ending = watch.run()
-                ending.protections, ending.checks, ending.stdout = watch.protections, watch.checks, watch.stdout()
+                ending.protections, ending.checks = watch.protections, watch.checks
             finally:
                 tree.kill(contained=watch is not None and watch.contained)
             if isinstance(root, Forked) and root.lost:

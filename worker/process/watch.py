@@ -48,7 +48,6 @@ class Ending:
     wall_clock_only: bool = False
     protections: dict[str, str] = field(default_factory=dict)
     checks: dict[str, Check] = field(default_factory=dict)
-    stdout: str = ""
 
     def result(self, total: int, duration_s: float) -> RunResult:
         passed = sum(a.passed for a in self.assertions)
@@ -70,7 +69,6 @@ class Ending:
             assertions=self.assertions,
             protections=self.protections,
             checks=self.checks,
-            stdout=self.stdout,
         )
 
 
@@ -146,7 +144,7 @@ class Watch:
         self.stdout_fd, self.stderr_fd, self.record_fd = stdout_fd, stderr_fd, record_fd
         self.open_fds = [self.stdout_fd, self.stderr_fd, self.record_fd]  # the order data is handled in
         self.stdout_bytes = self.stderr_bytes = 0
-        self.stdout_chunks: list[bytes] = []  # all of it: the caps bound it
+        self.stdout_chunks: list[bytes] = []  # a stdin test's, until its record comes: the caps bound it
         self.stderr_tail = b""
         self.record = b""
         # The candidate's own process, by its pid in ours: the first to write to the record socket. Its
@@ -256,7 +254,8 @@ class Watch:
             self._late()  # the pipe was full: its writer may have been waiting for room
         if fd == self.stdout_fd:
             self.stdout_bytes += len(chunk)
-            self.stdout_chunks.append(chunk)
+            if self.on_test is not None:  # only a stdin test's output is judged
+                self.stdout_chunks.append(chunk)
             if self.stdout_bytes > self.config.output_bytes:
                 return Ending(Outcome.ERROR, "output overflow")
             return None
@@ -330,7 +329,7 @@ class Watch:
         self._late()
 
     def _test(self, record: _ChildRecord, poller: select.poll) -> Ending | None:
-        """A stdin test has ended: judge it (on_test) with what it printed, the last `stdout` bytes written
+        """A stdin test has ended: judge it (on_test) with what it printed, the `stdout` bytes written
         before the record, and tell the runner whether to go on. The time the test was not charged (its
         waits for a CPU) is not the runner's either."""
         ending = self._read(self.stdout_fd, poller, drain=True)
@@ -439,10 +438,6 @@ class Watch:
         else:
             detail = f"timed out after {self.timeout:g} s"
         return self._charge(Ending(Outcome.TIMEOUT, detail), charged)
-
-    def stdout(self) -> str:
-        """What the candidate wrote to its stdout, as far as it was read (UTF-8; what is not, replaced)."""
-        return b"".join(self.stdout_chunks).decode("utf-8", "replace")
 
     def _stderr(self) -> str:
         tail = " ".join(self.stderr_tail.decode("utf-8", "replace").split())[-_TAIL_CHARS:]
