@@ -48,11 +48,12 @@ from codeexec.producer.submit import (
     set_priority,
     submit,
 )
+from codeexec.worker import environments
 from codeexec.worker.models import JudgeMode, Problem, RunMeta, SampleKind
 from codeexec.worker.process.runner import clamp_timeout
 from codeexec.worker.process.split import in_process
 from codeexec.worker.queue import keys
-from codeexec.worker.settings import get_settings
+from codeexec.worker.settings import MAX_SUITE_TIMEOUT_S, Settings, get_settings
 
 Records = Iterable[Mapping[str, Any]]
 
@@ -199,6 +200,7 @@ def prepare(
     strict_verdicts: bool = False,
     judge_mode: JudgeMode | None = None,
     all_tests: bool = False,
+    environment: str | None = None,
     min_time_limit_s: float = 1.0,
     gt_time_limit_factor: float = 4.0,
     priority: int | str = "normal",
@@ -228,6 +230,7 @@ def prepare(
             message = message.replace(f"{path}:", f"{what} given as objects, record ", 1)
         raise InputError(message) from None
     name = run or new_run_id("run" if "samples" in given else Path(samples).name.split(".")[0])
+    needed = needed_environment(found, sample_set, environment, settings)
     if sample_set.skipped_unknown:
         warn(f"left out {sample_set.skipped_unknown} sample(s) with an unknown task_id")
     if strict_verdicts:
@@ -252,7 +255,9 @@ def prepare(
         strict_verdicts=strict_verdicts,
         judge_mode=judge_mode,
         all_tests=all_tests,
+        environment=needed,
         test_time_limit_s=clamp_timeout(timeout_s) if timeout_s is not None else LCB_TIME_LIMIT_S,
+        suite_time_limit_s=min(timeout_s, MAX_SUITE_TIMEOUT_S) if timeout_s is not None else None,
         min_time_limit_s=min_time_limit_s,
         gt_time_limit_factor=gt_time_limit_factor,
         priority=priority,
@@ -260,6 +265,28 @@ def prepare(
         max_attempts=settings.max_attempts,
     )
     return found, sample_set, meta
+
+
+def needed_environment(
+    problems: dict[str, Problem], samples: SampleSet, environment: str | None, settings: Settings
+) -> str | None:
+    """The environment a run's candidates run in (worker/environments.py): the one asked for ("none": the
+    workers' own Python), else the one its problem set needs. On the embedded default, where this machine's
+    workers are the only ones, it must be built here."""
+    if environment is not None:
+        wanted = None if environment == "none" else environment
+    else:
+        needs = {problems[task].suite.environment for task in samples.per_task if problems[task].suite is not None}
+        needs.discard(None)
+        if len(needs) > 1:
+            raise InputError(f"the problems need different environments ({', '.join(sorted(needs))}): run them apart")
+        wanted = needs.pop() if needs else None
+    if wanted is not None and settings.redis_url is None and environments.load(settings.data_dir, wanted) is None:
+        raise InputError(
+            f"these candidates run in the environment {wanted!r}, which is not built here: codeexec env build {wanted} "
+            "(or --environment none, to run them in the workers' own Python)"
+        )
+    return wanted
 
 
 def compare_runs(client: redis.Redis, a: str, b: str, k: Sequence[int] | None = None) -> Comparison:

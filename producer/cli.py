@@ -22,6 +22,8 @@ import redis
 from codeexec.producer import resident
 from codeexec.producer.api import Codeexec, compare_runs, comparison_html, prepare, run_html
 from codeexec.producer.backend import backend
+from codeexec.producer.bigcodebench import write_bcb_results
+from codeexec.producer.environments import command as environment_command
 from codeexec.producer.evalplus import write_eval_results
 from codeexec.producer.flags import (
     DEFAULT_K,
@@ -40,7 +42,8 @@ from codeexec.producer.report import build_report
 from codeexec.producer.samples import SampleSet
 from codeexec.producer.server import EmbeddedServer
 from codeexec.producer.submit import cancel, load_meta, resume, set_priority, submit
-from codeexec.producer.workers import WORKER_FLAGS
+from codeexec.producer.workers import WORKER_FLAGS, queues
+from codeexec.worker import environments
 from codeexec.worker.models import JudgeMode, Problem, RunMeta, SampleKind
 from codeexec.worker.queue import leases
 from codeexec.worker.queue.schedule import priority_name
@@ -54,7 +57,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     inputs = argparse.ArgumentParser(add_help=False)
     inputs.add_argument(
-        "--problems", required=True, help="'humaneval', 'humanevalplus' (EvalPlus's HumanEval+) or a problems file"
+        "--problems",
+        required=True,
+        help="'humaneval', 'humanevalplus' (EvalPlus's HumanEval+), 'bigcodebench', 'bigcodebench-hard' or a "
+        "problems file",
     )
     inputs.add_argument(
         "--samples", required=True, type=Path, help="samples file (one JSON object a line), or 'canonical'"
@@ -65,7 +71,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--timeout",
         type=parse_timeout,
         help="seconds per candidate, clamped to [0.1, 30] (default 3; a competitive-programming test: its "
-        "problem's own, else 6, LiveCodeBench's); time it could run: load does not count",
+        "problem's own, else 6, LiveCodeBench's; a test file's sample, up to 3600: BigCodeBench's 240); time it "
+        "could run: load does not count",
     )
     inputs.add_argument(
         "--hash-seed",
@@ -97,6 +104,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     inputs.add_argument(
         "--all-tests", action="store_true", help="competitive-programming problems: run every test, not to a failure"
+    )
+    inputs.add_argument(
+        "--environment", help="the environment candidates run in (default: the problem set's; 'none': the workers' own)"
     )
     inputs.add_argument(
         "--strict-verdicts",
@@ -135,6 +145,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     output.add_argument(
         "--lcb-results", type=Path, metavar="OUT.json", help="also write LiveCodeBench's *_eval_all.json for the run"
+    )
+    output.add_argument(
+        "--bigcodebench-results",
+        type=Path,
+        metavar="OUT.json",
+        help="also write BigCodeBench's _eval_results.json (OUT.json) and _pass_at_k.json (beside it) for the run",
     )
 
     workers = argparse.ArgumentParser(add_help=False)
@@ -179,6 +195,12 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_parser(
         "doctor", parents=[shared], help="the protections candidates run under on this machine"
     ).add_argument("--json", action="store_true")
+    env = sub.add_parser("env", parents=[shared], help="build or list environments (a problem set's libraries)")
+    env.add_argument("action", choices=["build", "list"])
+    env.add_argument("name", nargs="?", help="bigcodebench, or a name of one's own (with --requirements)")
+    env.add_argument("--requirements", type=Path, help="its requirements file (default: the recipe's)")
+    env.add_argument("--python", help="the Python it is made with (default: the recipe's version, found here)")
+    env.add_argument("--preload", type=lambda text: [m for m in text.split(",") if m], help="modules, comma-separated")
     flower = sub.add_parser("flower", parents=[shared], help="Celery's Flower monitor (needs codeexec[monitor])")
     flower.add_argument("--port", type=int, default=5555)
     return parser
@@ -227,6 +249,7 @@ def _prepare(args: argparse.Namespace) -> tuple[dict[str, Problem], SampleSet, R
         strict_verdicts=args.strict_verdicts,
         judge_mode=args.judge_mode,
         all_tests=args.all_tests,
+        environment=args.environment,
         min_time_limit_s=args.min_time_limit,
         gt_time_limit_factor=args.gt_time_limit_factor,
         priority=args.priority,
@@ -308,6 +331,9 @@ def _report(client: redis.Redis, run: str, ks: list[int], args: argparse.Namespa
     if args.lcb_results:
         count = write_lcb_results(client, load_meta(client, run), args.lcb_results, moved)
         stderr.print(f"wrote LiveCodeBench's results of {count} samples to {args.lcb_results}")
+    if args.bigcodebench_results:
+        count, beside = write_bcb_results(client, load_meta(client, run), args.bigcodebench_results, moved)
+        stderr.print(f"wrote BigCodeBench's results of {count} samples to {args.bigcodebench_results} and {beside}")
     if args.json:
         document = report.model_dump(exclude={"tasks"})
         document["tasks"] = {task_id: task.model_dump() for task_id, task in report.tasks.items()}
@@ -376,7 +402,7 @@ def cmd_priority(args: argparse.Namespace) -> int:
 def cmd_worker(args: argparse.Namespace) -> int:
     from codeexec.worker.queue.app import app  # reads the settings: only once the flags are in the environment
 
-    argv = ["worker", *WORKER_FLAGS]
+    argv = ["worker", *WORKER_FLAGS, "-Q", queues(environments.served(get_settings()))]
     if args.concurrency:
         argv.append(f"--concurrency={args.concurrency}")
     if args.hostname:
@@ -457,6 +483,7 @@ COMMANDS = {
     "server": cmd_server,
     "stop": cmd_stop,
     "doctor": cmd_doctor,
+    "env": lambda args: environment_command(args, get_settings().data_dir),
     "flower": cmd_flower,
 }
 

@@ -32,8 +32,24 @@ NO_WORKER = (
 )
 
 
-def live_workers(client: redis.Redis) -> list[Worker]:
-    return [worker for worker in workers(client) if worker.alive]
+def live_workers(client: redis.Redis, environment: str | None = None) -> list[Worker]:
+    """The live workers (that serve `environment`, if one is named)."""
+    return [
+        worker
+        for worker in workers(client)
+        if worker.alive and (environment is None or environment in worker.environments)
+    ]
+
+
+def no_worker(environment: str | None) -> str:
+    """What to say of a run no live worker takes the samples of."""
+    if environment is None:
+        return NO_WORKER
+    return (
+        f"no live worker has the environment {environment!r} this run's candidates need: build it where a worker "
+        f"runs (codeexec env build {environment}) and start the worker there, or on the private Valkey, "
+        "codeexec status RUN --wait"
+    )
 
 
 def print_status(client: redis.Redis, run: str) -> None:
@@ -49,8 +65,8 @@ def print_status(client: redis.Redis, run: str) -> None:
         soft_wrap=True,
     )
     live = live_workers(client)
-    if done < total and not live:
-        stdout.print(f"[yellow]{NO_WORKER}", soft_wrap=True)
+    if done < total and not live_workers(client, meta.environment) and meta.status != "cancelled":
+        stdout.print(f"[yellow]{no_worker(meta.environment)}", soft_wrap=True)
     if live:
         print_workers(client, live)
 
@@ -58,12 +74,13 @@ def print_status(client: redis.Redis, run: str) -> None:
 def print_workers(client: redis.Redis, listed: list[Worker]) -> None:
     now = float(client.time()[0])
     table = Table(title="workers", title_justify="left")
-    for column in ("host", "pid", "state", "run", "samples in hand", "last heartbeat"):
+    for column in ("host", "pid", "state", "environments", "run", "samples in hand", "last heartbeat"):
         table.add_column(column)
     for worker in listed:
         state = "alive" if worker.alive else "gone"
         ago = f"{now - worker.last:.0f} s ago"
-        table.add_row(worker.host, str(worker.pid), state, worker.run or "-", str(worker.samples), ago)
+        served = ", ".join(worker.environments) or "-"
+        table.add_row(worker.host, str(worker.pid), state, served, worker.run or "-", str(worker.samples), ago)
     stdout.print(table)
 
 
@@ -104,9 +121,11 @@ def wait_for(
             bar.update(task, completed=done, rate=f"{rate:,.1f} samples/s")
             if done != last_done:
                 last_change, last_done = time.monotonic(), done
-            elif time.monotonic() - last_change > _ALONE_S and not warned_alone and not live_workers(client):
-                stderr.print(f"[yellow]{NO_WORKER}", soft_wrap=True)
-                warned_alone = True
+            elif time.monotonic() - last_change > _ALONE_S and not warned_alone:
+                environment = load_meta(client, run).environment
+                if not live_workers(client, environment):
+                    stderr.print(f"[yellow]{no_worker(environment)}", soft_wrap=True)
+                    warned_alone = True
             elif time.monotonic() - last_change > _STALL_S:
                 _repair(client, run)
                 last_change = time.monotonic()
@@ -123,7 +142,8 @@ def _repair(client: redis.Redis, run: str) -> None:
     lost its last second of writes): send them again. The record script makes any duplicate harmless.
     (Jobs that wait with no Celery message are the workers' to wake: worker/queue/leases.py's Heart.wake.)"""
     meta = load_meta(client, run)
-    if meta.status != "queued" or client.llen(keys.QUEUE) or in_flight(client, run) or Schedule(client).waiting(run):
+    waiting = Schedule(client, meta.environment).waiting(run)
+    if meta.status != "queued" or client.llen(keys.queue(meta.environment)) or in_flight(client, run) or waiting:
         return  # its producer is still storing or sending, or something is on its way
     lost = pending_samples(client, run)
     if lost:
@@ -158,7 +178,9 @@ def print_report(report: RunReport, per_task: bool) -> None:
             table.add_row(f"  {outcome}", str(count))
     if report.case_limits is not None:
         table.add_row("tests", report.case_limits)
-    if report.evalplus_limits is None:
+    if report.suite_limits is not None:
+        table.add_row("test files", report.suite_limits)
+    elif report.evalplus_limits is None:
         table.add_row("time limit", f"{report.timeout_s:g} s")
     else:
         least, factor = report.evalplus_limits

@@ -110,4 +110,6 @@ def _fields(stored: StoredResult | None) -> dict[str, object]:
         **({"base_status": stored.base_status, "plus_status": stored.plus_status} if stored.base_status else {}),
         # Competitive-programming problems: each test's verdict, a letter each (docs/formats.md)
         **({"verdicts": stored.verdicts} if stored.verdicts else {}),
+        # Test files: each test's name and outcome, and the end of a failing one's traceback
+        **({"tests": [test.model_dump() for test in stored.tests]} if stored.tests else {}),
     }

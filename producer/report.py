@@ -54,6 +54,11 @@ class RunReport(BaseModel):
         description="Competitive-programming problems: each test's limit, the judging mode, and whether the "
         "tests stop at the first failure.",
     )
+    suite_limits: str | None = Field(
+        None,
+        description="Test files: a sample's time limit, the environment its candidates ran in, and the sandbox's "
+        "posture.",
+    )
     hash_seed: int
     isolation: str = Field(description="How the candidates' processes started: fork or fresh.")
     protections: dict[str, dict[str, int]] = Field(
@@ -161,6 +166,7 @@ def build_report(client: redis.Redis, run: str, ks: Sequence[int], intervals: bo
         timeout_s=meta.timeout_s,
         evalplus_limits=(meta.min_time_limit_s, meta.gt_time_limit_factor) if meta.base_tests else None,
         case_limits=_case_limits(meta) if meta.case_tests else None,
+        suite_limits=_suite_limits(meta) if meta.suite_tests else None,
         hash_seed=meta.hash_seed,
         isolation=meta.isolation,
         protections=protections,
@@ -183,6 +189,13 @@ def _natural(task_id: str) -> tuple[str, int, str]:
     """HumanEval/2 before HumanEval/10."""
     head, _, tail = task_id.rpartition("/")
     return (head, int(tail), "") if tail.isdigit() else (task_id, -1, task_id)
+
+
+def _suite_limits(meta: RunMeta) -> str:
+    limit = f"{meta.suite_time_limit_s:g} s" if meta.suite_time_limit_s else "the problem set's (BigCodeBench: 240 s)"
+    where = f"environment {meta.environment}" if meta.environment else "the workers' own Python"
+    posture = "relaxed (programs run, loopback up, no import denylist)" if meta.relaxed else "strict"
+    return f"a sample {limit}; {where}; sandbox posture {posture}"
 
 
 def _case_limits(meta: RunMeta) -> str:

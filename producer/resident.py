@@ -51,6 +51,7 @@ from codeexec.producer.inputs import InputError
 from codeexec.producer.lifetime import Stopped, stop_on_sigterm
 from codeexec.producer.server import EmbeddedServer
 from codeexec.producer.workers import LocalWorkers
+from codeexec.worker import environments
 
 ROOT = Path(__file__).resolve().parents[1]
 _LOCK, _STATE, _USERS = "resident.lock", "resident.json", "resident.users"
@@ -69,10 +70,13 @@ class ResidentState(BaseModel):
     url: str
 
 
-def fingerprint(workers: int) -> str:
+def fingerprint(workers: int, data_dir: Path | None = None) -> str:
     """What the resident's workers were started with: this Python, codeexec's code, the environment
-    the workers and their candidates inherit, and how many there are."""
+    the workers and their candidates inherit, how many there are, and the environments built in the data
+    directory (a worker serves those it found at its start: worker/environments.py)."""
     digest = hashlib.sha256(f"{sys.executable}\0{workers}\0".encode())
+    for built in environments.built(data_dir) if data_dir is not None else []:
+        digest.update(built.model_dump_json().encode() + b"\0")
     for name, value in sorted(os.environ.items()):
         if name not in _VOLATILE:
             digest.update(f"{name}={value}\0".encode())
@@ -144,7 +148,7 @@ def _alone(users: IO[bytes], data_dir: Path) -> bool:
 
 
 def _ensure(data_dir: Path, workers: int, keep_warm_s: float) -> ResidentState | None:
-    wanted = fingerprint(workers)
+    wanted = fingerprint(workers, data_dir)
     with _open(data_dir, _SPAWN) as spawn:
         fcntl.flock(spawn, fcntl.LOCK_EX)
         state = current(data_dir)

@@ -52,6 +52,8 @@ def new_meta(
     judge_mode: JudgeMode | None = None,
     all_tests: bool = False,
     test_time_limit_s: float = 6.0,
+    suite_time_limit_s: float | None = None,
+    environment: str | None = None,
     priority: int = 0,
     **settings: object,
 ) -> RunMeta:
@@ -76,6 +78,8 @@ def new_meta(
         judge_mode=judge_mode,
         all_tests=all_tests,
         test_time_limit_s=test_time_limit_s,
+        suite_time_limit_s=suite_time_limit_s,
+        environment=environment,
         priority=priority,
         min_time_limit_s=min_time_limit_s,
         gt_time_limit_factor=gt_time_limit_factor,
@@ -122,6 +126,8 @@ def submit(
     check_run_name(meta.run)
     meta.base_tests = any(problems[task_id].io is not None for task_id in samples.per_task)
     meta.case_tests = any(problems[task_id].cases is not None for task_id in samples.per_task)
+    suites = [problems[task_id].suite for task_id in samples.per_task if problems[task_id].suite is not None]
+    meta.suite_tests, meta.relaxed = bool(suites), any(suite.relaxed for suite in suites)
     # Claiming the name is the first write: a taken name changes nothing in Redis.
     if not client.set(keys.meta(meta.run), meta.model_dump_json(), nx=True):
         raise InputError(f"a run named {meta.run!r} exists already (codeexec report/resume {meta.run})")
@@ -132,7 +138,7 @@ def submit(
     enqueue(client, meta, [(line.task_id, line.index) for line in samples.lines], batch_size)
     current = load_meta(client, meta.run)
     if current.status == "cancelled":  # while its jobs were being sent
-        Schedule(client).drop(meta.run)
+        Schedule(client, meta.environment).drop(meta.run)
         return current
     meta.status = "queued"
     save_meta(client, meta)
@@ -184,7 +190,7 @@ def enqueue(client: redis.Redis, meta: RunMeta, refs: Sequence[tuple[str, int]],
 
     size = job_size(len(refs), batch_size)
     jobs = [Job(run=meta.run, samples=list(chunk)) for chunk in _chunks(refs, size)]
-    send(client, meta.run, jobs, meta.priority)
+    send(client, meta.run, jobs, meta.priority, environment=meta.environment)
     return len(jobs)
 
 
@@ -217,7 +223,7 @@ def resume(client: redis.Redis, run: str, samples_path: Path | None = None) -> i
     save_meta(client, meta)
     # Jobs still waiting (a producer killed while sending has more jobs than ticks) are replaced by a
     # job for every pending sample, each with its tick.
-    Schedule(client).drop(run)
+    Schedule(client, meta.environment).drop(run)
     refs = pending_samples(client, run)
     enqueue(client, meta, refs, get_settings().batch_size)
     return len(refs)
@@ -229,7 +235,7 @@ def cancel(client: redis.Redis, run: str) -> int:
     meta = load_meta(client, run)
     meta.status = "cancelled"  # first: from now on a dead worker's job of the run is not sent again
     save_meta(client, meta)
-    return Schedule(client).drop(run)
+    return Schedule(client, meta.environment).drop(run)
 
 
 def parse_priority(priority: int | str) -> int:
@@ -250,5 +256,5 @@ def set_priority(client: redis.Redis, run: str, priority: int) -> RunMeta:
     meta = load_meta(client, run)
     meta.priority = priority
     save_meta(client, meta)
-    Schedule(client).reprioritize(run, priority)
+    Schedule(client, meta.environment).reprioritize(run, priority)
     return meta

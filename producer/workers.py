@@ -11,7 +11,12 @@ from pathlib import Path
 from codeexec.producer.lifetime import dies_with_parent
 from codeexec.worker.queue import keys
 
-WORKER_FLAGS = ["--loglevel=WARNING", "-Q", keys.QUEUE, "--without-mingle", "--without-gossip"]
+WORKER_FLAGS = ["--loglevel=WARNING", "--without-mingle", "--without-gossip"]
+
+
+def queues(environments: list[str]) -> str:
+    """The Celery queues a worker that serves `environments` consumes (-Q): its own Python's, and theirs."""
+    return ",".join(keys.queue(name) for name in [None, *environments])
 
 
 class LocalWorkers:

@@ -127,18 +127,24 @@ def test_no_connection_reaches_a_server_on_the_host(tcp_server: tuple[int, list[
 
 def test_no_connection_reaches_a_unix_socket_on_the_host(tmp_path: Path) -> None:
     # A socket file (the private Valkey's, Docker's) is not behind the network namespace.
+    connect = "import multiprocessing.connection as c\ns = c.socket.socket(c.socket.AF_UNIX)\ns.connect(PATH)"
+    assert_no_unix_connection(tmp_path, connect)
+
+
+def assert_no_unix_connection(tmp_path: Path, body: str, **limits: object) -> None:
+    """`body` (PATH: a socket file's, quoted) reaches no listener on a socket file, and with the sandbox off does."""
     path = tmp_path / "server.sock"
     listener = socket.socket(socket.AF_UNIX)
     listener.bind(str(path))
     listener.listen()
     listener.settimeout(0.05)
     path.chmod(0o777)
-    body = f"import multiprocessing.connection as c\ns = c.socket.socket(c.socket.AF_UNIX)\ns.connect({str(path)!r})"
+    body = body.replace("PATH", repr(str(path)))
     try:
-        assert refused(attempt(body)) is not None
+        assert refused(attempt(body, **limits)) is not None
         with pytest.raises(TimeoutError):
             listener.accept()
-        assert refused(attempt(body, sandbox="off")) is None
+        assert refused(attempt(body, sandbox="off", **limits)) is None
         listener.accept()[0].close()
     finally:
         listener.close()
@@ -177,7 +183,7 @@ def test_no_file_outside_its_directory_is_written_and_its_own_are(tmp_path: Path
 @pytest.mark.parametrize("path", ["/etc/passwd", "HOME/.bashrc", "/proc/1/cmdline", "OTHER/solution.py"])
 def test_no_file_outside_what_python_needs_is_read(path: str, tmp_path: Path) -> None:
     # OTHER: a directory as the runner makes one for another candidate.
-    other = tempfile.mkdtemp(prefix="codeexec-")
+    other = tempfile.mkdtemp(prefix="codeexec_")
     (Path(other) / "solution.py").write_text("def f(): return 1\n")
     path = path.replace("HOME", os.path.expanduser("~")).replace("OTHER", other)
     if not os.access(path, os.R_OK):

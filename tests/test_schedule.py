@@ -142,7 +142,8 @@ def test_a_dead_worker_s_job_goes_ahead_at_its_run_s_priority_unless_the_run_was
     import codeexec.worker.queue.ticks
 
     ticks: list[int] = []
-    monkeypatch.setattr(codeexec.worker.queue.ticks, "send_ticks", ticks.append)  # no Celery broker here
+    # No Celery broker here: the ticks each call sends, of the default environment's queue.
+    monkeypatch.setattr(codeexec.worker.queue.ticks, "send_ticks", lambda count, environment=None: ticks.append(count))
     client = schedule.client
     client.set(keys.meta("r"), meta("r", status, 10))
     schedule.add("r", jobs("r", 1, 2), 10)
@@ -166,7 +167,7 @@ def test_jobs_with_no_tick_queued_are_woken_by_one_process_a_beat(
     import codeexec.worker.queue.ticks
 
     ticks: list[int] = []
-    monkeypatch.setattr(codeexec.worker.queue.ticks, "send_ticks", ticks.append)
+    monkeypatch.setattr(codeexec.worker.queue.ticks, "send_ticks", lambda count, environment=None: ticks.append(count))
     client = schedule.client
     hearts = [Heart(client) for _ in range(3)]
     for heart in hearts:

@@ -7,7 +7,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from codeexec.worker.result import Outcome, RunResult, human_eval_result
+from codeexec.worker.result import Outcome, RunResult, TestOutcome, human_eval_result
 
 DETAIL_CHARS = 300  # of a result's detail kept in Redis: enough to say why, small enough for 1M results
 
@@ -81,6 +81,49 @@ class CaseTests(BaseModel):
         return self
 
 
+class SuiteTests(BaseModel):
+    """Tests that are a test file (worker/judging/suites.py): a unittest module's TestCase classes, or a
+    pytest file's tests, run in the candidate's own process after its program, the two as one module
+    (BigCodeBench's and ClassEval's way: the tests use the program's names)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    framework: Literal["unittest", "pytest"] = "unittest"
+    code: str = Field(min_length=1, description="The test file's text, appended to the program.")
+    classes: list[str] | None = Field(
+        None,
+        description="unittest: run only these TestCase classes, in this order (BigCodeBench: TestCases); None: "
+        "every TestCase class of the module, as unittest's loader finds them.",
+    )
+    names: list[str] = Field(
+        min_length=1,
+        description="The tests the file holds, found when the problem was read ('Class.test_x', 'test_y'): a "
+        "sample's number of tests where its suite did not run to the end.",
+    )
+    harness: Literal["codeexec", "bigcodebench"] = Field(
+        "codeexec",
+        description="bigcodebench: as BigCodeBench 0.2.5 runs a task (TZ=UTC, exit() and quit() None, os and sys "
+        "in the module's namespace, output swallowed, matplotlib's figures closed first).",
+    )
+    calibration: str = Field(
+        "", description="Text put before every sample's program (BigCodeBench's code_prompt + '\\n    pass\\n')."
+    )
+    time_limit_s: float | None = Field(
+        None, gt=0, allow_inf_nan=False, description="The problem set's limit of a whole sample (BigCodeBench: 240 s)."
+    )
+    memory_bytes: int | None = Field(None, gt=0, description="Address space a sample may use beyond its start.")
+    data_bytes: int | None = Field(None, gt=0, description="RLIMIT_DATA beyond its start.")
+    stack_bytes: int | None = Field(None, gt=0, description="RLIMIT_STACK.")
+    relaxed: bool = Field(
+        False,
+        description="The problem set's tasks need subprocess, sockets, shutil: no import denylist, and the "
+        "sandbox's relaxed posture (docs/security.md).",
+    )
+    environment: str | None = Field(
+        None, description="The environment its candidates need (worker/environments.py: 'bigcodebench')."
+    )
+
+
 class Problem(BaseModel):
     """One task: the assertions a candidate must pass (or EvalPlus's tests), and what to run before and
     around it."""
@@ -91,6 +134,7 @@ class Problem(BaseModel):
     assertions: list[str] = Field(default_factory=list)
     io: IOTests | None = Field(None, description="EvalPlus's tests, in place of assertions.")
     cases: CaseTests | None = Field(None, description="Competitive-programming tests, in place of assertions.")
+    suite: SuiteTests | None = Field(None, description="A test file (unittest, pytest), in place of assertions.")
     prompt: str = Field("", description="Text a continuation (a human-eval completion) is appended to.")
     setup: str = Field("", description="Code run before the candidate (imports: MBPP's test_imports).")
     timeout_s: float | None = Field(
@@ -100,7 +144,7 @@ class Problem(BaseModel):
 
     @model_validator(mode="after")
     def _has_tests(self) -> Problem:
-        if not self.assertions and self.io is None and self.cases is None:
+        if not self.assertions and self.io is None and self.cases is None and self.suite is None:
             raise ValueError("a problem needs at least one assertion")
         return self
 
@@ -109,6 +153,8 @@ class Problem(BaseModel):
         """How many tests a sample's score counts: assertions, EvalPlus's inputs, or test cases."""
         if self.cases is not None:
             return len(self.cases.inputs)
+        if self.suite is not None:
+            return len(self.suite.names)
         return len(self.assertions) if self.io is None else len(self.io.base) + len(self.io.plus)
 
 
@@ -136,6 +182,11 @@ class RunMeta(BaseModel):
     created: float = Field(description="Unix time the run was submitted.")
     status: Literal["storing", "stored", "queued", "cancelled"] = "storing"
     priority: int = Field(0, description="Runs at a higher priority are served first (worker/queue/schedule.py).")
+    environment: str | None = Field(
+        None,
+        description="The environment its candidates run in (worker/environments.py: BigCodeBench's); only "
+        "workers that have it take its jobs. None: the workers' own Python.",
+    )
     problems: str = Field(description="'humaneval' or the path of the problems file.")
     split: str = Field("all", description="The MBPP split the problems were narrowed to.")
     challenge: bool = Field(False, description="Whether MBPP's challenge tests were added.")
@@ -162,6 +213,8 @@ class RunMeta(BaseModel):
     )
     base_tests: bool = Field(False, description="The problems have EvalPlus's base and plus checks (HumanEval+).")
     case_tests: bool = Field(False, description="Some problems have competitive-programming tests.")
+    suite_tests: bool = Field(False, description="Some problems' tests are test files (unittest, pytest).")
+    relaxed: bool = Field(False, description="Some problems run under the relaxed sandbox posture (docs/security.md).")
     judge_mode: JudgeMode | None = Field(
         None, description="Competitive-programming problems: how outputs are compared (None: each problem's mode)."
     )
@@ -175,6 +228,12 @@ class RunMeta(BaseModel):
         gt=0,
         description="Competitive-programming problems: a test's time limit where the problem has none "
         "(--timeout; else LiveCodeBench's 6 s).",
+    )
+    suite_time_limit_s: float | None = Field(
+        None,
+        gt=0,
+        description="Test files (BigCodeBench): a sample's time limit (--timeout), where the run gives one; else "
+        "the problem set's (240 s for BigCodeBench's).",
     )
     strict_verdicts: bool = Field(
         False, description="An assertion the host cannot compare is an error, not run in the candidate's process."
@@ -199,6 +258,9 @@ class StoredResult(BaseModel):
     plus_status: str | None = None
     first_failures: dict[str, int] = {}
     verdicts: str = Field("", description="Competitive-programming problems: a letter per test run (Verdict.letter).")
+    tests: list[TestOutcome] = Field(
+        default_factory=list, description="Test files: each test that ran (tracebacks cut to their end)."
+    )
     host_compared: int = Field(
         0,
         description="Of its tests, those the host judges (worker/process/split.py, worker/judging/evalplus.py); "
@@ -221,6 +283,7 @@ class StoredResult(BaseModel):
             plus_status=result.statuses.get("plus"),
             first_failures=result.first_failures,
             verdicts="".join(verdict.letter for verdict in result.verdicts),
+            tests=result.tests,
         )
 
     @property

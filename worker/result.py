@@ -61,6 +61,14 @@ class AssertionOutcome(BaseModel):
     )
 
 
+class TestOutcome(BaseModel):
+    """One test of a test file (worker/judging/suites.py), as it ended."""
+
+    name: str = Field(description="'Class.test_x' (unittest), 'test_y' or 'Class.test_y' (pytest).")
+    outcome: Literal["pass", "fail", "error", "skip"]
+    detail: str = Field("", description="The end of its traceback, or a skip's reason.")
+
+
 class Check(BaseModel):
     """What a check of a HumanEval+ run sent (worker/candidate/running.py): per input [kind, payload, digest, ns]."""
 
@@ -107,6 +115,9 @@ class RunResult(BaseModel):
         default_factory=list,
         description="Competitive-programming problems (worker/judging/cases.py): each test's verdict, in order, for "
         "the tests that ran.",
+    )
+    tests: list[TestOutcome] = Field(
+        default_factory=list, description="Test files (worker/judging/suites.py): each test that ran, in order."
     )
 
     @property

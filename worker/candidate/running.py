@@ -31,7 +31,8 @@ class DeniedImport(ImportError):
 
 def guards(denied: list[str]):
     """Build the guards that refuse denied modules to candidate code, by every route that names them,
-    and disable os.system; return the function that installs them.
+    and disable os.system; return the function that installs them (which does nothing where nothing is
+    denied: the relaxed posture's problem sets, whose tasks run programs).
 
     Modules of the installed Python (stdlib, site-packages) may still import them for their own
     use: ``import tempfile`` needs shutil, ``import asyncio`` needs subprocess. Code counts as the
@@ -111,6 +112,8 @@ def guards(denied: list[str]):
     no_system, no_popen = refused("os.system"), refused("os.popen")  # os.popen: os.system by another name
 
     def install() -> None:
+        if not denied_set:  # no denylist (the relaxed posture's problem sets): programs may run, os.system too
+            return
         # importlib takes its __import__ from _frozen_importlib when it is first imported.
         builtins.__import__ = _frozen_importlib.__import__ = guarded_import
         if "importlib" in sys.modules:

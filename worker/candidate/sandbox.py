@@ -8,7 +8,7 @@ Each protection is reported in the child's "started" record, and with the result
               interpreter (child.py, new_namespaces()), or once by a zygote for all its forks
               (serve.py). Landlock's TCP rules (ABI 4) refuse every TCP bind and connect besides.
   syscalls    seccomp-bpf, attached where the namespaces are made, before the candidate's processes
-              are forked (FILTERED and _program()): no execve/execveat; no ptrace, process_vm_*,
+              are forked (worker/process/seccomp.py): no execve/execveat; no ptrace, process_vm_*,
               pidfd_getfd; no mount, no namespaces (clone's flags are checked; clone3 says ENOSYS,
               and glibc falls back to clone), unshare and setns only for a PID namespace, which a
               zygote makes for each candidate and which cannot reach outside the caller's own; no
@@ -29,6 +29,17 @@ Each protection is reported in the child's "started" record, and with the result
               namespace a process it forks could send the host a record in its name (SCM_CREDENTIALS
               with another pid: worker/process/watch.py). With no_new_privs and no execve, nothing it starts
               gets one back.
+
+The relaxed posture (RunnerConfig.posture), for problem sets whose tasks run the system's programs and
+talk to themselves over TCP (BigCodeBench: subprocess, socket servers on localhost), changes three things
+and nothing else: execve is allowed, and Landlock lets the system's own program directories
+(EXEC_PATHS), Python's prefixes and the candidate's working directory be executed (not /dev/shm; what a
+program written there does, the candidate's code could do itself under the same sandbox); the network
+namespace's loopback is up, and Landlock's TCP rules are not made (the namespace holds nothing else to
+reach); a few more system files may be read (RELAXED_READ_PATHS: user
+and host names, the shell's). What an executed program does is bounded as its parent is: the same
+namespaces, seccomp filter, Landlock domain, no capabilities and no_new_privs (a setuid binary gains
+nothing).
 
 Each step only adds restrictions; none can be undone by what it covers. This file is the host's
 codeexec.worker.candidate.sandbox and the child's module `sandbox` (loaded beside child.py): it uses built-in modules
@@ -60,74 +71,28 @@ READ_PATHS = (
     "/etc/ssl/openssl.cnf",
     "/sys/devices/system/cpu",
 )
+#: What the relaxed posture lets candidates execute (and read): the system's programs and their helpers
+#: (a compiler's cc1 lives in /usr/lib), besides Python's prefixes.
+EXEC_PATHS = ("/usr/bin", "/bin", "/usr/sbin", "/sbin", "/usr/local/bin", "/usr/libexec", "/usr/lib", "/lib", "/lib64")
+#: What else it lets them read: who the users are, the host names (localhost), the shell's start-up.
+RELAXED_READ_PATHS = (
+    "/etc/passwd",
+    "/etc/group",
+    "/etc/hosts",
+    "/etc/nsswitch.conf",
+    "/etc/host.conf",
+    "/etc/bash.bashrc",
+)
 #: Devices a candidate may read and write.
 DEVICES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom")
 #: Where POSIX semaphores and shared memory live (glibc's sem_open): multiprocessing's locks and queues.
 SHARED_MEMORY = "/dev/shm"
 
-# ---- system calls ------------------------------------------------------------------------------------
+# ---- system calls (the filter itself: worker/process/seccomp.py) -------------------------------------
 
 # Landlock's calls: every architecture numbers a call added since Linux 5.1 alike.
 _CREATE_RULESET, _ADD_RULE, _RESTRICT_SELF = 444, 445, 446
 _SECCOMP = {"x86_64": 317}
-_AUDIT_ARCH = {"x86_64": 0xC000003E}
-_X32_BIT = 0x40000000  # x86_64's x32 ABI: the same calls under other numbers, refused whole
-#: Calls a candidate is refused (EPERM), by name and x86_64 number.
-FILTERED = {
-    "execve": 59,
-    "execveat": 322,
-    "uselib": 134,
-    "ptrace": 101,
-    "process_vm_readv": 310,
-    "process_vm_writev": 311,
-    "pidfd_getfd": 438,
-    "process_madvise": 440,
-    "kcmp": 312,
-    "mount": 165,
-    "umount2": 166,
-    "pivot_root": 155,
-    "chroot": 161,
-    "open_tree": 428,
-    "move_mount": 429,
-    "fsopen": 430,
-    "fsconfig": 431,
-    "fsmount": 432,
-    "fspick": 433,
-    "mount_setattr": 442,
-    "open_tree_attr": 467,
-    "bpf": 321,
-    "perf_event_open": 298,
-    "add_key": 248,
-    "request_key": 249,
-    "keyctl": 250,
-    "io_uring_setup": 425,
-    "io_uring_enter": 426,
-    "io_uring_register": 427,
-    "userfaultfd": 323,
-    "open_by_handle_at": 304,
-    "name_to_handle_at": 303,
-    "fanotify_init": 300,
-    "syslog": 103,
-    "acct": 163,
-    "swapon": 167,
-    "swapoff": 168,
-    "reboot": 169,
-    "kexec_load": 246,
-    "kexec_file_load": 320,
-    "init_module": 175,
-    "finit_module": 313,
-    "delete_module": 176,
-    "quotactl": 179,
-    "quotactl_fd": 443,
-    "iopl": 172,
-    "ioperm": 173,
-}
-_CLONE, _CLONE3, _SOCKET, _SOCKETPAIR, _UNSHARE, _SETNS = 56, 435, 41, 53, 272, 308
-_CLONE_NEWPID = 0x20000000
-# CLONE_NEWNS, NEWCGROUP, NEWUTS, NEWIPC, NEWUSER, NEWPID, NEWNET, NEWTIME
-_NAMESPACE_FLAGS = 0x00020000 | 0x02000000 | 0x04000000 | 0x08000000 | 0x10000000 | 0x20000000 | 0x40000000 | 0x80
-_AF_UNIX, _AF_INET, _AF_INET6, _SOCK_STREAM = 1, 2, 10, 1
-_EPERM, _ENOSYS, _EAFNOSUPPORT = 1, 38, 97
 _PR_SET_NO_NEW_PRIVS = 38
 # capset(2)'s header: _LINUX_CAPABILITY_VERSION_3 and pid 0 (this thread); then two empty sets of
 # (effective, permitted, inheritable) u32 (capabilities 0-31, 32-63). The ambient set goes with them.
@@ -151,21 +116,29 @@ class Plan:
     """What the sandbox needs, worked out once in the process the candidate's processes are forked from (a
     zygote, or a fresh candidate's interpreter): the calls (through _ctypes), descriptors of the paths
     Landlock's rules name with each rule's bytes, and the seccomp program (`program`: seccomp_filter()'s,
-    which the host builds once: building it here would cost every fresh candidate ~0.5 ms)."""
+    which the host builds once: building it here would cost every fresh candidate ~0.5 ms). `relaxed`:
+    the relaxed posture's rules (above)."""
 
-    def __init__(self, program: bytes | None) -> None:
+    def __init__(self, program: bytes | None, relaxed: bool = False) -> None:
         import _ctypes
 
         self.machine = os.uname().machine
         self.call = libc()
         self.abi = self._landlock_abi()
         self.handled_fs = _FS_BY_ABI[max(v for v in _FS_BY_ABI if v <= self.abi)] if self.abi > 0 else 0
-        self.handled_net = _NET_BIND_TCP | _NET_CONNECT_TCP if self.abi >= 4 else 0
+        self.handled_net = _NET_BIND_TCP | _NET_CONNECT_TCP if self.abi >= 4 and not relaxed else 0
         self.scoped = _SCOPE_ABSTRACT_UNIX_SOCKET | _SCOPE_SIGNAL if self.abi >= 6 else 0
         read = _READ_FILE | _READ_DIR
-        self.workdir_rights = self.handled_fs & ~(_EXECUTE | _IOCTL_DEV | _MAKE_CHAR | _MAKE_BLOCK)
+        # The relaxed posture runs what a test writes there (a shell script: BigCodeBench/459) under the same
+        # sandbox as the candidate's own code, which can already do all a program could.
+        unexecutable = _IOCTL_DEV | _MAKE_CHAR | _MAKE_BLOCK | (0 if relaxed else _EXECUTE)
+        self.workdir_rights = self.handled_fs & ~unexecutable
         self.proc_rights = read
-        wanted = [(path, read) for path in _beneath_none(_python_paths()) + list(READ_PATHS)]
+        run = read | _EXECUTE if relaxed else read
+        wanted = [(path, run) for path in _beneath_none(_python_paths())] + [(path, read) for path in READ_PATHS]
+        if relaxed:
+            wanted += [(path, read | _EXECUTE) for path in EXEC_PATHS]
+            wanted += [(path, read) for path in RELAXED_READ_PATHS]
         wanted += [(path, _READ_FILE | _WRITE_FILE | _TRUNCATE) for path in DEVICES]
         wanted.append((SHARED_MEMORY, _READ_FILE | _WRITE_FILE | _TRUNCATE | _MAKE_REG | _REMOVE_FILE))
         # (descriptor, struct landlock_path_beneath_attr) of each rule: a candidate only adds them. One
@@ -178,10 +151,10 @@ class Plan:
             except OSError:  # not on this machine
                 continue
             found = os.fstat(fd)
-            if (found.st_dev, found.st_ino) in seen:
+            if (found.st_dev, found.st_ino, rights) in seen:
                 os.close(fd)
                 continue
-            seen.add((found.st_dev, found.st_ino))
+            seen.add((found.st_dev, found.st_ino, rights))
             directory = found.st_mode & 0o170000 == 0o040000  # S_ISDIR, without the stat module
             self.rules.append((fd, self.rule(fd, rights if directory else rights & _FILE_RIGHTS)))
         self.program = None if program is None else self._seccomp_program(_ctypes, program)
@@ -266,6 +239,22 @@ def libc():
     return call
 
 
+_SIOCSIFFLAGS, _IFF_UP, _IFF_LOOPBACK, _AF_INET, _SOCK_DGRAM = 0x8914, 0x1, 0x8, 2, 2
+
+
+def loopback_up() -> None:
+    """Bring up the loopback of the network namespace this process has just made (the relaxed posture):
+    with it a candidate's servers on 127.0.0.1 are reachable by its own clients, and by nothing else.
+    OSError if the kernel refuses."""
+    call = libc()
+    fd = call("socket", _AF_INET, _SOCK_DGRAM, 0)
+    try:
+        request = b"lo".ljust(16, b"\0") + (_IFF_UP | _IFF_LOOPBACK).to_bytes(2, sys.byteorder) + bytes(22)
+        call("ioctl", fd, _SIOCSIFFLAGS, request)
+    finally:
+        os.close(fd)
+
+
 def missing(protections: dict[str, str], pid_namespace: str, sandbox: str) -> list[str]:
     """The protections the settings ("auto", "require", "off") require that are not on, with why."""
     return [
@@ -275,13 +264,13 @@ def missing(protections: dict[str, str], pid_namespace: str, sandbox: str) -> li
     ]
 
 
-def prepare(setting: str, program: bytes | None) -> Plan | str:
+def prepare(setting: str, program: bytes | None, relaxed: bool = False) -> Plan | str:
     """The plan, or the state every protection of it is in: "off" (the setting), "refused: <why>".
-    `program`: seccomp_filter()'s."""
+    `program`: seccomp_filter()'s; `relaxed`: the relaxed posture."""
     if setting == "off":
         return "off"
     try:
-        return Plan(program)
+        return Plan(program, relaxed)
     except (ImportError, OSError) as exc:
         return f"refused: {exc}"
 
@@ -382,85 +371,3 @@ def _landlock(plan: Plan | str, rules: int | str) -> dict[str, str]:
     finally:
         os.close(rules)
     return {"filesystem": "on", "signals": _signals(plan)}
-
-
-_filters: dict[str, bytes | None] = {}
-
-
-def seccomp_filter() -> bytes | None:
-    """This machine's _program(), built once per process: the host's, for every candidate's child."""
-    machine = os.uname().machine
-    if machine not in _filters:
-        _filters[machine] = _program(machine)
-    return _filters[machine]
-
-
-def _program(machine: str) -> bytes | None:
-    """The seccomp-bpf filter for this machine (os.uname().machine), as struct sock_filter[] (code u16, jt
-    u8, jf u8, k u32); None where codeexec has no system call table for it.
-
-    The calls it judges are found by a binary search on the call's number, not a list of comparisons:
-    the kernel runs the filter for every number when it is attached, to cache which calls it always
-    allows, and that costs every candidate time in proportion to the path an allowed call takes."""
-    load, jeq, jge, jset, ret, and_ = 0x20, 0x15, 0x35, 0x45, 0x06, 0x54
-    if machine not in _AUDIT_ARCH:
-        return None
-    arch = _AUDIT_ARCH[machine]
-    allow, kill = 0x7FFF0000, 0x80000000  # SECCOMP_RET_ALLOW, SECCOMP_RET_KILL_PROCESS
-
-    def errno(number: int) -> int:
-        return 0x00050000 | number  # SECCOMP_RET_ERRNO
-
-    nr, arch_at, arg0, arg1 = 0, 4, 16, 24  # offsets in struct seccomp_data (an argument's low half)
-    judged = sorted(
-        [(number, "deny") for number in FILTERED.values()]
-        + [(_CLONE, "clone"), (_CLONE3, "nosys"), (_SOCKET, "socket"), (_SOCKETPAIR, "socketpair")]
-        + [(_UNSHARE, "unshare"), (_SETNS, "setns")]
-    )
-    # (label, code, k, label if true, label if false); None: the next instruction.
-    program: list[tuple[str | None, int, int, str | None, str | None]] = [
-        (None, load, arch_at, None, None),
-        (None, jeq, arch, None, "kill"),
-        (None, load, nr, None, None),
-        (None, jge, _X32_BIT, "deny", None),
-    ]
-
-    def search(entries: list[tuple[int, str]], label: str | None) -> None:
-        if len(entries) == 1:
-            number, action = entries[0]
-            program.append((label, jeq, number, action, "allow"))
-            return
-        middle = len(entries) // 2
-        upper = f"from {entries[middle][0]}"
-        program.append((label, jge, entries[middle][0], upper, None))
-        search(entries[:middle], None)
-        search(entries[middle:], upper)
-
-    search(judged, None)
-    program += [
-        ("clone", load, arg0, None, None),
-        (None, jset, _NAMESPACE_FLAGS, "deny", "allow"),
-        ("unshare", load, arg0, None, None),
-        (None, jeq, _CLONE_NEWPID, "allow", "deny"),
-        ("setns", load, arg1, None, None),
-        (None, jeq, _CLONE_NEWPID, "allow", "deny"),
-        ("socket", load, arg0, None, None),
-        (None, jeq, _AF_INET, "allow", None),
-        (None, jeq, _AF_INET6, "allow", "family"),
-        ("socketpair", load, arg0, None, None),
-        (None, jeq, _AF_UNIX, None, "family"),
-        (None, load, arg1, None, None),
-        (None, and_, 0xF, None, None),  # the type, without SOCK_NONBLOCK and SOCK_CLOEXEC
-        (None, jeq, _SOCK_STREAM, "allow", "deny"),
-        ("allow", ret, allow, None, None),
-        ("deny", ret, errno(_EPERM), None, None),
-        ("nosys", ret, errno(_ENOSYS), None, None),
-        ("family", ret, errno(_EAFNOSUPPORT), None, None),
-        ("kill", ret, kill, None, None),
-    ]
-    at = {label: index for index, (label, *_) in enumerate(program) if label}
-    code = b""
-    for index, (_, op, k, if_true, if_false) in enumerate(program):
-        jt, jf = ((at[target] - index - 1 if target else 0) for target in (if_true, if_false))
-        code += op.to_bytes(2, sys.byteorder) + bytes((jt, jf)) + k.to_bytes(4, sys.byteorder)
-    return code

@@ -18,7 +18,7 @@ _gcd_import = _frozen_importlib._gcd_import  # bound before the guards replace i
 # ---- the zygote: one warm interpreter, one fork per candidate ------------------------------------------
 #
 # Isolation "fork": the host starts this script once, with serve(sock_fd, nest, denied, sandbox, seccomp,
-# preload, prelude) as its call.
+# preload, prelude, relaxed) as its call.
 # The zygote never runs a byte of candidate code and never installs the guards (it builds them once,
 # for its forks to install: guards()); it only answers the host's requests on a unix socket
 # (SOCK_SEQPACKET: one request, one message), one candidate at a time. First it says b"ready <pid>":
@@ -54,7 +54,14 @@ CALL_FILE = ".codeexec_call"
 
 
 def serve(
-    sock_fd: int, nest: bool, denied: list[str], sandbox: str, seccomp: bytes | None, preload: list[str], prelude: str
+    sock_fd: int,
+    nest: bool,
+    denied: list[str],
+    sandbox: str,
+    seccomp: bytes | None,
+    preload: list[str],
+    prelude: str,
+    relaxed: bool = False,
 ) -> None:
     import _socket  # the zygote's: loaded once, into no candidate's time
     import marshal
@@ -73,8 +80,8 @@ def serve(
         except BaseException:  # each runner runs it again, and reports how it fails
             pass
     sock = _socket.socket(fileno=sock_fd)
-    home, watch, made = zygote_namespaces(sock, nest, sandbox != "off")
-    plan = prepare(sandbox, seccomp)
+    home, watch, made = zygote_namespaces(sock, nest, sandbox != "off", relaxed)
+    plan = prepare(sandbox, seccomp, relaxed)
     made["syscalls"] = restrict_calls(plan)  # the server's filter, and every fork's from its first instruction
     prepared = (denied, guards(denied))  # after the last import of ours, as guards() requires
     if home is None:
@@ -124,7 +131,7 @@ def serve(
         sock.sendall(answer)
 
 
-def zygote_namespaces(sock, pid: bool, net: bool) -> tuple[int | None, int | None, dict[str, str]]:
+def zygote_namespaces(sock, pid: bool, net: bool, loopback: bool) -> tuple[int | None, int | None, dict[str, str]]:
     """Make the zygote's namespaces (new_namespaces()); with a PID namespace, fork the server into it
     as its PID 1 (the process the host started never returns from here). In the server: a
     descriptor of its PID namespace (None without one), the read end of the pipe held by the process
@@ -134,7 +141,7 @@ def zygote_namespaces(sock, pid: bool, net: bool) -> tuple[int | None, int | Non
         no_pidfd = None
     except (OSError, AttributeError) as exc:
         no_pidfd = f"refused: no pidfd_open ({exc})"
-    states = new_namespaces(pid and no_pidfd is None, net)
+    states = new_namespaces(pid and no_pidfd is None, net, loopback)
     if pid and no_pidfd is not None:
         states["pid_namespace"] = no_pidfd
     if states["pid_namespace"] != "on":

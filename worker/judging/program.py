@@ -20,7 +20,8 @@ def program_for(problem: Problem, sample: Sample) -> str | None:
     - solution (EvalPlus): the solution as it is, a whole program;
     - generation (raw model output): the code extract_code finds in it, or for a competitive-programming
       problem, what its reference takes (CaseTests.extraction: lcb_code(), last_python_code()).
-    The problem's setup code, if any, comes first.
+    The problem's setup code, if any, comes first; before it, a test file's calibration (BigCodeBench's
+    code_prompt and a stub body, which put back the imports and constants a model's answer left out).
     """
     extraction = problem.cases.extraction if problem.cases is not None else "first"
     if sample.kind is SampleKind.COMPLETION:
@@ -35,7 +36,8 @@ def program_for(problem: Problem, sample: Sample) -> str | None:
         code = extract_code(sample.text)
     if code is None:
         return None
-    return f"{problem.setup}\n{code}" if problem.setup else code
+    code = f"{problem.setup}\n{code}" if problem.setup else code
+    return problem.suite.calibration + code if problem.suite is not None else code
 
 
 def score_code_exec(generation: str, assertions: Sequence[str], timeout_s: float = 3.0, **limits: object) -> RunResult:

@@ -26,8 +26,8 @@ from contextlib import ExitStack
 from functools import lru_cache
 from pathlib import Path
 
-from codeexec.worker.candidate.sandbox import seccomp_filter
 from codeexec.worker.process.proctree import CandidateTree
+from codeexec.worker.process.seccomp import seccomp_filter
 from codeexec.worker.process.split import split
 from codeexec.worker.process.watch import Ending, TestEnded, Watch
 from codeexec.worker.process.zygote import LOST as ZYGOTE_LOST
@@ -52,6 +52,7 @@ def run_candidate(
     io: dict | None = None,
     stdio: dict | None = None,
     on_test: Callable[[TestEnded], bool] | None = None,
+    suite: dict | None = None,
     **limits: object,
 ) -> RunResult:
     """Run `code`, then each assertion in the namespace it leaves; never raises for what the code does.
@@ -63,18 +64,22 @@ def run_candidate(
     EvalPlus's, up to a minute each). `stdio`: run the program as a script on each of its tests' inputs
     instead, a process per test (worker/judging/stdio.py builds it, and the timeout, not clamped either:
     the sample's budget); `on_test` is given each test as it ends, and says whether to run the next.
+    `suite`: run a test file's tests after the program (worker/judging/suites.py builds it, and the
+    timeout, not clamped: BigCodeBench gives a sample 240 s).
     """
     config = runner_config(**limits)
-    timeout = clamp_timeout(timeout_s) if io is None and stdio is None else max(timeout_s, MIN_TIMEOUT_S)
+    unclamped = io is not None or stdio is not None or suite is not None
+    timeout = max(timeout_s, MIN_TIMEOUT_S) if unclamped else clamp_timeout(timeout_s)
     assertions = list(assertions)
     began = time.monotonic()
     try:
-        workdir = tempfile.mkdtemp(prefix="codeexec-")
+        # No "-" in the path: tests that split a path of theirs on "-" (BigCodeBench/1127) must not find one.
+        workdir = tempfile.mkdtemp(prefix="codeexec_")
     except OSError as exc:  # no temporary directory: the machine, not the candidate
         ending = Ending(Outcome.INFRA_ERROR, f"could not prepare the run: {exc}")
     else:
         try:
-            ending = _run_in(workdir, code, assertions, timeout, config, io, stdio, on_test)
+            ending = _run_in(workdir, code, assertions, timeout, config, io, stdio, on_test, suite)
         except OSError as exc:  # no pipes, no room for the script
             ending = Ending(Outcome.INFRA_ERROR, f"could not prepare the run: {exc}")
         finally:
@@ -106,10 +111,14 @@ def _script_head(module: str, entry: str) -> str:
 
 def _environment(config: RunnerConfig) -> dict[str, str]:
     """What every candidate's environment holds, whatever its directory (what -I gives, but for
-    PYTHONHASHSEED: no PYTHON* variable of the worker's, nothing else of its environment)."""
+    PYTHONHASHSEED: no PYTHON* variable of the worker's, nothing else of its environment), and the
+    configured variables (an environment's). With the relaxed posture, which lets candidates run programs,
+    `python` is theirs."""
+    own_bin = f"{os.path.dirname(config.interpreter)}:" if config.posture == "relaxed" else ""
     return {
+        **config.variables,
         "PYTHONHASHSEED": str(config.hash_seed),
-        "PATH": "/usr/local/bin:/usr/bin:/bin",
+        "PATH": f"{own_bin}/usr/local/bin:/usr/bin:/bin",
         "LANG": "C.UTF-8",
         "OMP_NUM_THREADS": "1",
     }
@@ -124,6 +133,7 @@ def _run_in(
     io: dict | None,
     stdio: dict | None,
     on_test: Callable[[TestEnded], bool] | None,
+    suite: dict | None,
 ) -> Ending:
     nonce = secrets.token_hex(16)
     splits = [split(text) for text in assertions]
@@ -144,8 +154,10 @@ def _run_in(
         "nonce": nonce,
         "pid_namespace": config.pid_namespace,
         "sandbox": config.sandbox,
+        "relaxed": config.posture == "relaxed",
         **({"io": io} if io is not None else {}),
         **({"stdio": stdio} if stdio is not None else {}),
+        **({"suite": suite} if suite is not None else {}),
     }
     opened: list[int] = []
     try:
@@ -168,6 +180,7 @@ def _run_in(
                             config.sandbox,
                             tuple(config.preload),
                             stdio["prelude"] if stdio is not None else "",
+                            config.posture == "relaxed",
                         )
                     )
                     root = Forked(warm, warm.fork(workdir, own, arguments, theirs))
@@ -184,14 +197,14 @@ def _run_in(
                 opened.remove(fd)
             watch = None
             try:
-                _limit(root.pid, config)
+                _limit(root.pid, config, forked=isinstance(root, Forked))
                 try:
                     os.write(lifeline_w, b"g")  # the child waits for this before it runs anything of the candidate
                 except BrokenPipeError:  # it has ended already: the watch reads how
                     pass
                 watch = Watch(root, stdout_r, stderr_r, record_r, nonce, timeout, config, splits, on_test)
                 ending = watch.run()
-                ending.protections, ending.checks = watch.protections, watch.checks
+                ending.protections, ending.checks, ending.units = watch.protections, watch.checks, watch.units
             finally:
                 tree.kill(contained=watch is not None and watch.contained)
             if isinstance(root, Forked) and root.lost:
@@ -220,9 +233,14 @@ def _start_fresh(
     """Isolation "fresh": a new interpreter for this candidate, on a script that calls child.main()."""
     stdout_w, stderr_w, record_w, lifeline_r = fds
     # The system call filter goes to the fresh interpreter only: a zygote attaches it once (worker/process/zygote.py).
+    program = seccomp_filter(config.posture == "relaxed")
+    # The stack limit is the interpreter's own to set: exec() puts back the one it began with once the
+    # new program is in place, after Popen has returned (fs/exec.c, setup_new_exec), so a prlimit() from
+    # here can come too early.
+    stack = _within_hard(resource.RLIMIT_STACK, config.stack_bytes) if config.stack_bytes is not None else None
     call = (
-        f"main(**{arguments!r}, record_fd={record_w}, lifeline_fd={lifeline_r}, seccomp={seccomp_filter()!r}, "
-        "script=sys.argv[0])\n"
+        f"main(**{arguments!r}, record_fd={record_w}, lifeline_fd={lifeline_r}, seccomp={program!r}, "
+        f"script=sys.argv[0], stack={stack!r})\n"
     )
     script = os.path.join(workdir, ".codeexec_runner.py")
     with open(script, "w", encoding="utf-8") as out:
@@ -239,10 +257,18 @@ def _start_fresh(
     )
 
 
-def _limit(pid: int, config: RunnerConfig) -> None:
-    """Set the child's resource limits from here (the child need not load the resource module)."""
+def _limit(pid: int, config: RunnerConfig, forked: bool) -> None:
+    """Set the child's resource limits from here (the child need not load the resource module).
+
+    A fork of a zygote starts with what the zygote holds (its preloaded modules: pandas, matplotlib and
+    the rest are a few GB of address space), so its memory limits count from there: an absolute limit
+    that the warm interpreter alone exceeds would fail every candidate (LiveBench PR #536). A fresh
+    interpreter starts from nothing, and its own start counts."""
+    held = _memory_held(pid) if forked else {}
     limits = {
-        resource.RLIMIT_AS: config.memory_bytes,
+        resource.RLIMIT_AS: _beyond(config.memory_bytes, held.get("VmSize")),
+        resource.RLIMIT_DATA: _beyond(config.data_bytes, held.get("VmData")),
+        resource.RLIMIT_STACK: config.stack_bytes if forked else None,  # a fresh one sets its own (_start_fresh)
         resource.RLIMIT_FSIZE: config.file_size_bytes,
         resource.RLIMIT_NOFILE: config.open_files,
         resource.RLIMIT_CORE: config.core_bytes,
@@ -250,10 +276,28 @@ def _limit(pid: int, config: RunnerConfig) -> None:
     for which, value in limits.items():
         if value is None:
             continue
-        _, hard = resource.getrlimit(which)  # the child inherited ours
-        if hard != resource.RLIM_INFINITY:
-            value = min(value, hard)
+        value = _within_hard(which, value)
         try:
             resource.prlimit(pid, which, (value, value))
         except ProcessLookupError:  # it died already: the watch will say how
             return
+
+
+def _within_hard(which: int, value: int) -> int:
+    """`value`, or the hard limit the child inherits from us where that is lower."""
+    _, hard = resource.getrlimit(which)
+    return value if hard == resource.RLIM_INFINITY else min(value, hard)
+
+
+def _beyond(limit: int | None, held: int | None) -> int | None:
+    return None if limit is None else limit + (held or 0)
+
+
+def _memory_held(pid: int) -> dict[str, int]:
+    """VmSize and VmData of a process, in bytes (what /proc/<pid>/status says in kB); {} if it has gone."""
+    try:
+        with open(f"/proc/{pid}/status", encoding="ascii", errors="replace") as status:
+            lines = [line.split() for line in status if line.startswith(("VmSize:", "VmData:"))]
+    except OSError:
+        return {}
+    return {fields[0].rstrip(":"): int(fields[1]) << 10 for fields in lines if len(fields) >= 2}

@@ -30,10 +30,11 @@ from pydantic import BaseModel, ValidationError
 from codeexec.worker.process.split import Split, judge, test
 from codeexec.worker.process.timelimit import Limit
 from codeexec.worker.process.zygote import Forked
-from codeexec.worker.result import AssertionOutcome, Check, Outcome, RunResult
+from codeexec.worker.result import AssertionOutcome, Check, Outcome, RunResult, TestOutcome
 from codeexec.worker.settings import RunnerConfig
 
 _RECORD_BYTES = 16 << 20
+_MOST_UNITS = 10_000  # a test file's tests kept: beyond, a pytest parametrization gone wild
 _TAIL_CHARS = 600
 log = logging.getLogger(__name__)
 
@@ -48,6 +49,7 @@ class Ending:
     wall_clock_only: bool = False
     protections: dict[str, str] = field(default_factory=dict)
     checks: dict[str, Check] = field(default_factory=dict)
+    units: list[TestOutcome] = field(default_factory=list)
 
     def result(self, total: int, duration_s: float) -> RunResult:
         passed = sum(a.passed for a in self.assertions)
@@ -69,6 +71,7 @@ class Ending:
             assertions=self.assertions,
             protections=self.protections,
             checks=self.checks,
+            tests=self.units,
         )
 
 
@@ -88,7 +91,7 @@ class _ChildRecord(BaseModel):
     """One line of the child's record socket; worker/candidate/child.py describes them."""
 
     nonce: str
-    event: Literal["started", "check", "value", "test", "finished"]
+    event: Literal["started", "check", "value", "test", "unit", "finished"]
     clock: int = 0
     waited: int | None = None
     outcome: Literal["pass", "assertion_fail", "syntax_error", "error"] | None = None
@@ -157,6 +160,7 @@ class Watch:
         self.contained = False
         self.protections: dict[str, str] = {}
         self.checks: dict[str, Check] = {}
+        self.units: list[TestOutcome] = []  # a test file's tests, as they end ("unit" lines)
         self.asked: dict[int, tuple[str, Any, str]] = {}  # "value" lines answered, by assertion
         self.limit: Limit | None = None  # set once the child has started
         self.deadline = time.monotonic() + config.startup_timeout_s
@@ -282,6 +286,9 @@ class Watch:
                 self.checks[record.name] = Check(outputs=record.outputs, stopped=record.stopped)
             elif record.event == "value" and self.limit is not None:
                 self._answer(record)
+            elif record.event == "unit" and self.limit is not None and len(self.units) < _MOST_UNITS:
+                if record.ended in ("pass", "fail", "error", "skip"):
+                    self.units.append(TestOutcome(name=record.name, outcome=record.ended, detail=record.detail))
             elif record.event == "test" and self.limit is not None:
                 ending = self._test(record, poller)
                 if ending:

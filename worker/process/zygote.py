@@ -10,8 +10,8 @@ few bytes and frees them). worker/candidate/serve.py is its side of the protocol
 
 Each thread that runs candidates takes an idle zygote of the right kind (interpreter, flags,
 environment: the hash seed is fixed when an interpreter starts; whether candidates get a PID namespace;
-the denied modules, whose guards it builds once; the sandbox setting, whose namespaces and system call
-filter are the zygote's own; the modules it preloads, and the prelude it runs for stdin tests) or starts
+the denied modules, whose guards it builds once; the sandbox setting and posture, whose namespaces and
+system call filter are the zygote's own; the modules it preloads, and the prelude it runs for stdin tests) or starts
 one, and gives it back after the candidate's tree is gone: in a Celery pool process that is one zygote, started with its
 first candidate. A zygote that dies, or answers nonsense, is discarded (the candidate in hand
 becomes an infra_error, retried like any other) and the next candidate starts a new one.
@@ -30,8 +30,8 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from codeexec.worker.candidate.sandbox import seccomp_filter
 from codeexec.worker.process.proctree import TOKEN_VARIABLE, forget, spare
+from codeexec.worker.process.seccomp import seccomp_filter
 
 #: Where the host writes child.main()'s arguments for the forked process (worker/candidate/serve.py reads it).
 CALL_FILE = ".codeexec_call"
@@ -58,11 +58,13 @@ class Zygote:
         sandbox: str,
         preload: tuple[str, ...] = (),
         prelude: str = "",
+        relaxed: bool = False,
     ) -> None:
         """command: the interpreter and its flags; head: the code that imports serve(); nest: put each
         candidate in a PID namespace of its own; denied: the modules its candidates are denied, for
         the guards it prepares; sandbox: the setting; preload: modules it imports before its first fork;
-        prelude: the code whose namespace its stdin tests' runners start from (worker/candidate/serve.py)."""
+        prelude: the code whose namespace its stdin tests' runners start from (worker/candidate/serve.py);
+        relaxed: the sandbox's relaxed posture (worker/candidate/sandbox.py)."""
         # Each candidate's process sets its own tree token (worker/process/proctree.py), but /proc shows a
         # process's environment as it was when its program started: a fork that does not exec shows
         # the zygote's. The zygote's own token makes those known to the cleanup too.
@@ -73,8 +75,8 @@ class Zygote:
                 [
                     *command,
                     "-c",
-                    f"{head}serve({theirs.fileno()}, {nest}, {denied!r}, {sandbox!r}, {seccomp_filter()!r}, "
-                    f"{list(preload)!r}, {prelude!r})\n",
+                    f"{head}serve({theirs.fileno()}, {nest}, {denied!r}, {sandbox!r}, {seccomp_filter(relaxed)!r}, "
+                    f"{list(preload)!r}, {prelude!r}, {relaxed!r})\n",
                 ],
                 cwd="/",
                 env={**env, TOKEN_VARIABLE: self.token},
@@ -226,9 +228,11 @@ def zygote(
     sandbox: str,
     preload: tuple[str, ...] = (),
     prelude: str = "",
+    relaxed: bool = False,
 ) -> Iterator[Zygote]:
     """An idle zygote of this kind, started if there is none, for one candidate; given back after."""
-    kind = (os.getpid(), tuple(command), tuple(sorted(env.items())), nest, tuple(denied), sandbox, preload, prelude)
+    env_items = tuple(sorted(env.items()))
+    kind = (os.getpid(), tuple(command), env_items, nest, tuple(denied), sandbox, preload, prelude, relaxed)
     found = None
     with _lock:
         # Not a fork's copy of its parent's zygotes, nor one that died while idle (poll() reaps it).
@@ -240,7 +244,7 @@ def zygote(
                 break
     for warm in dead:
         warm.close()
-    found = found or Zygote(command, head, env, nest, denied, sandbox, preload, prelude)
+    found = found or Zygote(command, head, env, nest, denied, sandbox, preload, prelude, relaxed)
     try:
         yield found
     finally:

@@ -42,8 +42,12 @@ takes out its lease in the same script:
     codeexec:{workers}:waker            string the worker id that may send ticks for jobs with none, for
                                                one heartbeat (worker/queue/leases.py's Heart.wake)
 
-The Celery broker's own keys (the queue list named QUEUE, whose messages are ticks: one per job
-waiting, carrying none; kombu's "unacked" hash and "unacked_index" zset) are kombu's.
+Runs whose candidates need an environment (worker/environments.py) wait apart, so that only workers
+that have it take their jobs: `active`, `served` and `waker` get the environment's name after them
+(codeexec:{workers}:active:bigcodebench), and their ticks go to a Celery queue of its own (queue()).
+
+The Celery broker's own keys (the queue lists named QUEUE and queue(), whose messages are ticks: one per
+job waiting, carrying none; kombu's "unacked" hash and "unacked_index" zset) are kombu's.
 """
 
 from __future__ import annotations
@@ -63,6 +67,23 @@ LEASES = f"{_WORKERS}:leases"
 ACTIVE = f"{_WORKERS}:active"
 SERVED = f"{_WORKERS}:served"
 WAKER = f"{_WORKERS}:waker"
+
+
+def queue(environment: str | None) -> str:
+    """The Celery queue of the ticks of runs in `environment` (None: the worker's own Python)."""
+    return QUEUE if environment is None else f"{QUEUE}.env.{environment}"
+
+
+def active(environment: str | None) -> str:
+    return ACTIVE if environment is None else f"{ACTIVE}:{environment}"
+
+
+def served(environment: str | None) -> str:
+    return SERVED if environment is None else f"{SERVED}:{environment}"
+
+
+def waker(environment: str | None) -> str:
+    return WAKER if environment is None else f"{WAKER}:{environment}"
 
 
 def _run(run: str) -> str:

@@ -31,6 +31,7 @@ no tick is queued, one process sends ticks for them (Heart.wake).
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import secrets
@@ -55,15 +56,15 @@ _FORGET_WORKER_S = 3600.0  # how long a dead worker stays listed (as dead) befor
 _REAP_AT_ONCE = 16
 
 # KEYS: WORKERS, worker hash, LEASES. ARGV: worker id, lease seconds, forget seconds, host, pid,
-# started, [lease id].
+# started, environments (JSON), [lease id].
 _BEAT = """
 local t = redis.call('TIME')
 local now = tonumber(t[1]) + tonumber(t[2]) / 1e6
 redis.call('ZADD', KEYS[1], now, ARGV[1])
-redis.call('HSET', KEYS[2], 'last', now, 'host', ARGV[4], 'pid', ARGV[5], 'started', ARGV[6])
+redis.call('HSET', KEYS[2], 'last', now, 'host', ARGV[4], 'pid', ARGV[5], 'started', ARGV[6], 'environments', ARGV[7])
 redis.call('EXPIRE', KEYS[2], math.ceil(tonumber(ARGV[3])))
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now - tonumber(ARGV[3]))
-if ARGV[7] then redis.call('ZADD', KEYS[3], 'XX', now + tonumber(ARGV[2]), ARGV[7]) end
+if ARGV[8] then redis.call('ZADD', KEYS[3], 'XX', now + tonumber(ARGV[2]), ARGV[8]) end
 """
 
 # KEYS: LEASES. ARGV: lease seconds, most. Leases past their expiry, each pushed on by a lease so
@@ -96,32 +97,37 @@ class Worker(BaseModel):
     samples: int = 0  # in the job in hand
     last: float  # its last heartbeat, on Redis's clock
     alive: bool
+    environments: list[str] = []  # besides its own Python (worker/environments.py)
 
 
 class Heart:
-    """This process's heartbeat and the job it holds; one per worker process (see beating())."""
+    """This process's heartbeat and the job it holds; one per worker process (see beating()).
+    `environments`: those the worker serves besides its own Python (worker/environments.py)."""
 
-    def __init__(self, client: redis.Redis) -> None:
+    def __init__(self, client: redis.Redis, environments: list[str] | None = None) -> None:
         self.client = client
         self.host, self.pid, self.started = socket.gethostname(), os.getpid(), time.time()
         self.id = f"{self.host}:{self.pid}:{secrets.token_hex(2)}"
         self.lease: str | None = None
+        self.environments = list(environments or [])
         self._beat = client.register_script(_BEAT)
         self._expired = client.register_script(_EXPIRED)
-        self.schedule = Schedule(client)
+        self.schedules = {name: Schedule(client, name) for name in [None, *self.environments]}
         self._stopped = threading.Event()
 
     def beat(self) -> None:
-        args = [self.id, LEASE_S, _FORGET_WORKER_S, self.host, self.pid, self.started]
+        args = [self.id, LEASE_S, _FORGET_WORKER_S, self.host, self.pid, self.started, json.dumps(self.environments)]
         if self.lease:
             args.append(self.lease)
         self._beat(keys=[keys.WORKERS, keys.worker(self.id), keys.LEASES], args=args)
 
     @contextmanager
-    def next_job(self) -> Iterator[Job | None]:
-        """The job the schedule picks (worker/queue/schedule.py), with a lease held on it while it runs; None
-        if no job waits (another tick took it, or its run was cancelled)."""
-        taken = self.schedule.take(LEASE_S, self.id)
+    def next_job(self, environment: str | None = None) -> Iterator[Job | None]:
+        """The job the schedule of `environment` picks (worker/queue/schedule.py), with a lease held on it
+        while it runs; None if no job waits (another tick took it, or its run was cancelled), or this worker
+        does not serve the environment (a tick routed here by hand)."""
+        schedule = self.schedules.get(environment)
+        taken = schedule.take(LEASE_S, self.id) if schedule is not None else None
         if taken is None:
             yield None
             return
@@ -156,7 +162,8 @@ class Heart:
                 # Ahead of the run's other jobs, at its priority now. If this fails part-way, the lease
                 # comes round again: a job queued twice runs its samples once.
                 try:
-                    ticks.send(self.client, undone.run, [undone], meta.priority, front=True)
+                    environment = meta.environment
+                    ticks.send(self.client, undone.run, [undone], meta.priority, front=True, environment=environment)
                 except Exception as exc:
                     log.warning("sending again the job of a gone worker: %s: %s", type(exc).__name__, exc)
                     continue
@@ -173,16 +180,19 @@ class Heart:
         """Jobs waiting with no Celery message queued to wake a worker for them: ticks a dead host had
         reserved (back only after the visibility timeout) or a send that failed part-way. One process
         per beat, anywhere, sends a tick for each, up to one per worker process; a tick too many finds
-        no job and does nothing. Returns the ticks sent."""
+        no job and does nothing. Each environment the worker serves is woken so too. Returns the ticks sent."""
         from codeexec.worker.queue import ticks  # the Celery app: configured when first imported
 
-        if self.client.llen(keys.QUEUE) or not self.client.exists(keys.ACTIVE):
-            return 0
-        if not self.client.set(keys.WAKER, self.id, nx=True, px=int(HEARTBEAT_S * 1000)):
-            return 0
-        count = min(self.schedule.waiting_jobs(), self.client.zcard(keys.WORKERS))
-        ticks.send_ticks(count)
-        return count
+        sent = 0
+        for environment, schedule in self.schedules.items():
+            if self.client.llen(keys.queue(environment)) or not self.client.exists(keys.active(environment)):
+                continue
+            if not self.client.set(keys.waker(environment), self.id, nx=True, px=int(HEARTBEAT_S * 1000)):
+                continue
+            count = min(schedule.waiting_jobs(), self.client.zcard(keys.WORKERS))
+            ticks.send_ticks(count, environment)
+            sent += count
+        return sent
 
     def _undone(self, job: Job) -> Job | None:
         """The samples of the job that still have no result, as a job; None if there are none."""
@@ -234,6 +244,7 @@ def workers(client: redis.Redis) -> list[Worker]:
                 samples=int(fields.get("samples", 0)),
                 last=last,
                 alive=now - last < LEASE_S,
+                environments=json.loads(fields.get("environments") or "[]"),
             )
         )
     return sorted(found, key=lambda worker: (not worker.alive, worker.host, worker.pid))

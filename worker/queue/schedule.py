@@ -18,6 +18,9 @@ The rule, among the runs with jobs waiting (keys.ACTIVE, scored by priority):
 Counted in samples, not in seconds: a run of slow samples gets more than its share of time. Priorities
 are integers; the CLI names three (PRIORITIES).
 
+Runs that need an environment (worker/environments.py) are scheduled apart, by the same rule, in the
+environment's own keys (keys.active(), keys.served()): a Schedule is one environment's.
+
 The keys share the hash tag {workers} with the leases, so each script touches one slot. The next-job
 script names each run's list from its id, inside the script: every such key is in the same slot.
 """
@@ -101,10 +104,11 @@ def priority_name(priority: int) -> str:
 
 
 class Schedule:
-    """The next-job rule's queues, through one client."""
+    """The next-job rule's queues of one environment (None: the worker's own Python), through one client."""
 
-    def __init__(self, client: redis.Redis) -> None:
+    def __init__(self, client: redis.Redis, environment: str | None = None) -> None:
         self.client = client
+        self.active, self.served = keys.active(environment), keys.served(environment)
         self._add = client.register_script(_ADD)
         self._next = client.register_script(_NEXT)
         self._drop = client.register_script(_DROP)
@@ -114,30 +118,30 @@ class Schedule:
         for start in range(0, len(jobs), _JOBS_PER_SCRIPT):
             chunk = [job.model_dump_json() for job in jobs[start : start + _JOBS_PER_SCRIPT]]
             where = "front" if front else "back"
-            self._add(keys=[keys.ACTIVE, keys.SERVED, keys.jobs(run)], args=[run, priority, where, *chunk])
+            self._add(keys=[self.active, self.served, keys.jobs(run)], args=[run, priority, where, *chunk])
 
     def take(self, lease_seconds: float, worker_id: str) -> tuple[str, Job] | None:
         """The next job by the rule and the id of the lease now held on it; None if no job waits."""
         lease_id = secrets.token_hex(8)
         args = [keys.jobs(""), keys.lease(""), lease_id, lease_seconds, worker_id, repr(time.time())]
-        raw = self._next(keys=[keys.ACTIVE, keys.SERVED, keys.LEASES], args=args)
+        raw = self._next(keys=[self.active, self.served, keys.LEASES], args=args)
         return None if raw is None else (lease_id, Job.model_validate_json(raw))
 
     def drop(self, run: str) -> int:
         """Drop the run's waiting jobs (it is cancelled); how many samples they had."""
-        return int(self._drop(keys=[keys.ACTIVE, keys.SERVED, keys.jobs(run)], args=[run]))
+        return int(self._drop(keys=[self.active, self.served, keys.jobs(run)], args=[run]))
 
     def reprioritize(self, run: str, priority: int) -> None:
         """The run's new priority, from its next job on (if it has jobs waiting)."""
-        self.client.zadd(keys.ACTIVE, {run: priority}, xx=True)
+        self.client.zadd(self.active, {run: priority}, xx=True)
 
     def waiting(self, run: str) -> int:
         """The run's jobs waiting for a worker."""
         return int(self.client.llen(keys.jobs(run)))
 
     def waiting_jobs(self) -> int:
-        """Jobs waiting for a worker, of every run."""
+        """Jobs waiting for a worker, of every run of the environment."""
         pipe = self.client.pipeline(transaction=False)
-        for run in self.client.zrange(keys.ACTIVE, 0, -1):
+        for run in self.client.zrange(self.active, 0, -1):
             pipe.llen(keys.jobs(run))
         return sum(pipe.execute())

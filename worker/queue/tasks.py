@@ -11,7 +11,8 @@ from functools import partial
 
 from celery.signals import worker_init, worker_process_init
 
-from codeexec.worker.judging import calls, evalplus, stdio
+from codeexec.worker import environments
+from codeexec.worker.judging import calls, evalplus, stdio, suites
 from codeexec.worker.judging.cases import Plan
 from codeexec.worker.judging.program import program_for, unclosed_fence
 from codeexec.worker.models import CaseTests, IOTests, RunMeta, StoredResult
@@ -48,19 +49,21 @@ def probe_protections(**_: object) -> None:
 
 @worker_process_init.connect
 def heart(**_: object) -> Heart:
-    """This process's heartbeat (worker/queue/leases.py), beating from the moment the pool process starts."""
+    """This process's heartbeat (worker/queue/leases.py), beating from the moment the pool process starts,
+    with the environments it serves (worker/environments.py)."""
     pid = os.getpid()
     if pid not in _hearts:
         _hearts.clear()
-        _hearts[pid] = Heart(store().client)
+        _hearts[pid] = Heart(store().client, environments.served(get_settings()))
         _hearts[pid].start()
     return _hearts[pid]
 
 
 @app.task(name=ticks.TASK)
-def evaluate() -> None:
-    """A tick: run the job the schedule picks next (worker/queue/schedule.py), if one still waits."""
-    with heart().next_job() as job:
+def evaluate(environment: str | None = None) -> None:
+    """A tick: run the job the schedule of `environment` picks next (worker/queue/schedule.py), if one still
+    waits."""
+    with heart().next_job(environment) as job:
         for task_id, index in job.samples if job else []:
             evaluate_sample(store(), job.run, task_id, index)
 
@@ -76,18 +79,20 @@ def evaluate_sample(db: WorkerStore, run: str, task_id: str, index: int) -> None
         # not just the candidate): do not try again and again, record it.
         result = _died_each_time(problem.tests, "the worker evaluating this sample", attempt - 1)
     elif db.meta(run).strict_verdicts and (unsplit := in_process(problem)):
-        result = RunResult(
-            exit_code=Outcome.ERROR,
-            score=0.0,
-            passed=0,
-            total=problem.tests,
-            detail=f"assertion {unsplit} is not one the host can compare, and the run has --strict-verdicts",
-        )
+        why = f"assertion {unsplit} is not one the host can compare, and the run has --strict-verdicts"
+        result = _not_run(Outcome.ERROR, problem.tests, why)
+    elif (options := _options(db, run)) is None:
+        needed = db.meta(run).environment
+        why = f"this worker has no environment {needed!r} (codeexec env build {needed})"
+        result = _not_run(Outcome.INFRA_ERROR, problem.tests, why)
     else:
-        options = db.runner_options(run)
         once: Callable[[str], RunResult]
         if problem.cases is not None:
             once = partial(_cases, problem.cases, db.meta(run), options)
+        elif problem.suite is not None:
+            once = partial(
+                suites.run_suite, tests=problem.suite, time_limit_s=db.meta(run).suite_time_limit_s, options=options
+            )
         elif problem.io is None:
             # The producer stores each problem with the run's timeout filled in where it has none.
             timeout_s = problem.timeout_s or settings.timeout_s
@@ -99,11 +104,22 @@ def evaluate_sample(db: WorkerStore, run: str, task_id: str, index: int) -> None
             db.note(run, "time limits counted wall-clock time on some workers: their kernel gives no CPU-wait figure")
     under = keys.protections_field(socket.gethostname(), summary(result.protections)) if result.protections else ""
     stored = StoredResult.from_run(result)
-    # EvalPlus's and competitive-programming tests are all the host's to judge.
+    # EvalPlus's and competitive-programming tests are all the host's to judge (a test file's, none).
     whole = problem.io is not None or problem.cases is not None
     stored.host_compared = problem.tests if whole else sum(split(text) is not None for text in problem.assertions)
     ran_by = keys.worker_field(socket.gethostname(), os.getpid())
     db.record(run, task_id, index, stored, protections=under, worker=ran_by)
+
+
+def _options(db: WorkerStore, run: str) -> dict[str, object] | None:
+    """How the run's candidates run here (RunnerConfig fields), in its environment; None if this worker has
+    not got it (only a tick sent to it by hand brings it such a job)."""
+    options = db.runner_options(run)
+    needed = db.meta(run).environment
+    if needed is None:
+        return options
+    found = environments.load(get_settings().data_dir, needed)
+    return None if found is None else options | found.runner_options()
 
 
 def _assertions(assertions: list[str], timeout_s: float, options: dict[str, object], code: str) -> RunResult:
@@ -156,10 +172,9 @@ def _run(total: int, code: str | None, once: Callable[[str], RunResult]) -> RunR
 
 
 def _died_each_time(total: int, what: str, attempts: int) -> RunResult:
-    return RunResult(
-        exit_code=Outcome.ERROR,
-        score=0.0,
-        passed=0,
-        total=total,
-        detail=f"{what} died on each of {attempts} attempts; not run again",
-    )
+    return _not_run(Outcome.ERROR, total, f"{what} died on each of {attempts} attempts; not run again")
+
+
+def _not_run(outcome: Outcome, total: int, detail: str) -> RunResult:
+    """The result of a sample that was not run: why."""
+    return RunResult(exit_code=outcome, score=0.0, passed=0, total=total, detail=detail)

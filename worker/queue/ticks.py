@@ -9,6 +9,7 @@ from __future__ import annotations
 import redis
 
 from codeexec.worker.models import Job
+from codeexec.worker.queue import keys
 from codeexec.worker.queue.app import app
 from codeexec.worker.queue.schedule import Schedule
 
@@ -16,14 +17,17 @@ from codeexec.worker.queue.schedule import Schedule
 TASK = "codeexec.evaluate"
 
 
-def send(client: redis.Redis, run: str, jobs: list[Job], priority: int, front: bool = False) -> None:
-    """Queue the jobs for the schedule, then a tick for each (never a tick before its job)."""
-    Schedule(client).add(run, jobs, priority, front)
-    send_ticks(len(jobs))
+def send(
+    client: redis.Redis, run: str, jobs: list[Job], priority: int, front: bool = False, environment: str | None = None
+) -> None:
+    """Queue the jobs for the schedule of the run's environment, then a tick for each (never a tick
+    before its job)."""
+    Schedule(client, environment).add(run, jobs, priority, front)
+    send_ticks(len(jobs), environment)
 
 
-def send_ticks(count: int) -> None:
-    """`count` Celery messages, each of which has a worker take one job."""
+def send_ticks(count: int, environment: str | None = None) -> None:
+    """`count` Celery messages, each of which has a worker that serves `environment` take one of its jobs."""
     with app.producer_or_acquire() as producer:
         for _ in range(count):
-            app.send_task(TASK, producer=producer)
+            app.send_task(TASK, kwargs={"environment": environment}, queue=keys.queue(environment), producer=producer)

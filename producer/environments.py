@@ -1,0 +1,192 @@
+"""`codeexec env build`: an environment (worker/environments.py) made from PyPI into the data directory,
+a virtualenv of its own with a problem set's pinned libraries, for its candidates to run in.
+
+A recipe names the Python it needs, its requirements and the modules a warm interpreter preloads.
+BigCodeBench's is its own evaluation environment (Requirements/requirements-eval.txt, the pins as it
+gives them, and the pyarrow its Docker image adds) on CPython 3.10, which those pins need (numpy 1.21.2,
+scipy 1.7.2 and tensorflow 2.11.0 have no wheels for later Pythons). Any other environment is built from
+a requirements file of one's own.
+
+An environment is built where it stays (a virtualenv cannot move), its manifest written last: a failed
+or interrupted build leaves none, never half of one that a worker would take for whole.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from codeexec.producer.inputs import InputError
+from codeexec.worker import environments
+from codeexec.worker.environments import MANIFEST, NAME, Environment
+
+_DATA = Path(__file__).parent / "data"
+#: What a preload check may take: importing tensorflow alone takes seconds.
+_PROBE_TIMEOUT_S = 600
+
+
+@dataclass(frozen=True)
+class Recipe:
+    """How an environment is made: its Python (a version to find, unless one is given), its requirements
+    file, the modules a warm interpreter of it imports before forking, and its candidates' variables."""
+
+    python: str | None
+    requirements: Path | None
+    preload: tuple[str, ...] = ()
+    variables: dict[str, str] = field(default_factory=dict)
+
+
+RECIPES = {
+    "bigcodebench": Recipe(
+        python="3.10",
+        requirements=_DATA / "BigCodeBench-requirements.txt",
+        # Its tasks' most used libraries (pandas 426 tasks, numpy 334, matplotlib 309, sklearn 152, scipy 85,
+        # seaborn 72): each candidate would otherwise spend ~0.6 s importing them. TensorFlow (4 tasks) is left
+        # to the tasks that import it.
+        preload=(
+            "numpy",
+            "pandas",
+            "matplotlib",
+            "matplotlib.pyplot",
+            "scipy",
+            "scipy.stats",
+            "sklearn",
+            "sklearn.preprocessing",
+            "sklearn.model_selection",
+            "sklearn.linear_model",
+            "seaborn",
+            "statsmodels.api",
+            "requests",
+            "bs4",
+            "PIL.Image",
+            "nltk",
+        ),
+        # No GUI: BigCodeBench's image has no display, and matplotlib picks a non-GUI backend there.
+        variables={"MPLBACKEND": "Agg"},
+    ),
+}
+
+
+def build(
+    name: str,
+    data_dir: Path,
+    python: str | None = None,
+    requirements: Path | None = None,
+    preload: list[str] | None = None,
+    log=print,
+) -> Environment:
+    """Build the environment `name` (a recipe's, or one of `requirements`) and return it; InputError says
+    what is wrong. pip's own output goes to this process's stdout and stderr."""
+    if not NAME.fullmatch(name):
+        raise InputError(f"environment {name!r}: use lower-case letters, digits, '.', '_' and '-'")
+    recipe = RECIPES.get(name) or Recipe(python=None, requirements=None)
+    requirements = requirements or recipe.requirements
+    if requirements is None:
+        raise InputError(f"environment {name!r} has no recipe: give its requirements (--requirements FILE)")
+    if not requirements.is_file():
+        raise InputError(f"{requirements}: no such requirements file")
+    interpreter = python or find_python(recipe.python)
+    place = environments.directory(data_dir) / name
+    # In place (a virtualenv, and the paths matplotlib's font cache records, belong where they were made);
+    # the manifest goes first and comes back last, so a worker never takes a half-built one for built.
+    (place / MANIFEST).unlink(missing_ok=True)
+    shutil.rmtree(place, ignore_errors=True)
+    place.mkdir(parents=True)
+    log(f"building environment {name} in {place} with {interpreter}, from {requirements}")
+    python_path = str(place / "venv" / "bin" / "python")
+    _run([interpreter, "-m", "venv", str(place / "venv")])
+    _run([python_path, "-m", "pip", "install", "--upgrade", "pip"])
+    _run([python_path, "-m", "pip", "install", "-r", str(requirements)])
+    modules = list(preload if preload is not None else recipe.preload)
+    variables = dict(recipe.variables)
+    if "matplotlib" in modules:
+        variables["MPLCONFIGDIR"] = str(place / "matplotlib")  # its font cache, made by the probe
+        Path(variables["MPLCONFIGDIR"]).mkdir()
+    failed = _probe(python_path, modules, variables)
+    version = subprocess.run(
+        [python_path, "-c", "import platform; print(platform.python_version())"], capture_output=True, text=True
+    ).stdout.strip()
+    environment = Environment(
+        name=name,
+        python=python_path,
+        version=version,
+        requirements_sha256=hashlib.sha256(requirements.read_bytes()).hexdigest(),
+        preload=[module for module in modules if module not in failed],
+        not_preloaded=failed,
+        variables=variables,
+        built=time.time(),
+    )
+    (place / MANIFEST).write_text(environment.model_dump_json(indent=2))
+    return environment
+
+
+def find_python(version: str | None) -> str:
+    """An interpreter of `version` ("3.10"): python3.10 on PATH, or pyenv's; this one's without a version."""
+    if version is None:
+        return sys.executable
+    found = shutil.which(f"python{version}")
+    if found:
+        return found
+    pyenv = Path(os.environ.get("PYENV_ROOT", Path.home() / ".pyenv")) / "versions"
+    candidates = sorted(pyenv.glob(f"{version}.*/bin/python{version}"), key=lambda path: path.parent.parent.name)
+    if candidates:
+        return str(candidates[-1])
+    raise InputError(f"no Python {version} on this machine (python{version} on PATH, or pyenv's): give one (--python)")
+
+
+def _run(command: list[str]) -> None:
+    if subprocess.run(command).returncode != 0:
+        raise InputError(f"the environment was not built: {' '.join(command)} failed")
+
+
+def _probe(python: str, preload: list[str], variables: dict[str, str]) -> dict[str, str]:
+    """Import each preload module once in the new environment, as its candidates' warm interpreter will
+    (which also makes matplotlib's font cache); why those that do not import fail."""
+    probe = (
+        "import importlib, json, sys\n"
+        "failed = {}\n"
+        "for name in sys.argv[1:]:\n"
+        "    try:\n"
+        "        importlib.import_module(name)\n"
+        "    except BaseException as exc:\n"
+        "        failed[name] = f'{type(exc).__name__}: {exc}'[:300]\n"
+        "print(json.dumps(failed))\n"
+    )
+    done = subprocess.run(
+        [python, "-c", probe, *preload],
+        capture_output=True,
+        text=True,
+        env={"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "OMP_NUM_THREADS": "1", **variables},
+        timeout=_PROBE_TIMEOUT_S,
+    )
+    if done.returncode != 0 or not done.stdout.strip():
+        raise InputError(f"the new environment's Python does not run: {done.stderr.strip()[-500:]}")
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def command(args, data_dir: Path) -> int:
+    """`codeexec env build NAME` and `codeexec env list` (producer/cli.py's flags)."""
+    if args.action == "list":
+        found = environments.built(data_dir)
+        for environment in found:
+            print(f"{environment.name}: Python {environment.version}, {environment.python}")
+            print(f"  preloads {', '.join(environment.preload) or 'nothing'}")
+            for module, why in environment.not_preloaded.items():
+                print(f"  not preloaded: {module} ({why})")
+        if not found:
+            print(f"no environment is built in {data_dir} (codeexec env build bigcodebench)")
+        return 0
+    if not args.name:
+        raise InputError(f"codeexec env build: which environment? ({', '.join(RECIPES)}, or one of your own)")
+    built = build(args.name, data_dir, args.python, args.requirements, args.preload)
+    print(f"built environment {built.name} (Python {built.version}): workers that start from now on serve it")
+    for module, why in built.not_preloaded.items():
+        print(f"  not preloaded: {module} ({why})")
+    return 0

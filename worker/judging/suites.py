@@ -1,0 +1,68 @@
+"""Tests that are a test file (BigCodeBench, ClassEval, a unittest or pytest suite of one's own): the
+program and the file run as one module in the candidate's own process, then the file's tests
+(worker/candidate/suites.py), each test's outcome sent as it ends.
+
+A sample passes when every test ran and none failed or errored: BigCodeBench's rule, which also makes a
+module that does not load (a syntax error, an exception at the top level, no TestCases class) a failure,
+and a sample that runs out of time a timeout. Beyond BigCodeBench, each test's own outcome is kept
+(RunResult.tests), so a sample's score is tests passed / tests and a report shows which tests fail most.
+The time limit is the whole sample's, counted as codeexec counts time; BigCodeBench's problem sets give
+240 s, and their memory limits (address space and data 30 GiB, stack 10 MiB) count from what the
+candidate's process starts with (worker/process/runner.py).
+"""
+
+from __future__ import annotations
+
+from codeexec.worker.models import SuiteTests
+from codeexec.worker.process.runner import run_candidate
+from codeexec.worker.result import Outcome, RunResult
+
+#: A sample's time limit where neither the run nor the problem set gives one.
+DEFAULT_TIME_LIMIT_S = 60.0
+_TRACEBACK_CHARS = 2000  # of each failing test's traceback, its end: BigCodeBench's details keep them whole
+
+
+def options_for(tests: SuiteTests, options: dict[str, object]) -> dict[str, object]:
+    """The runner's options for a sample of this problem: its problem set's limits, and with the relaxed
+    posture, no import denylist (the kernel's sandbox carries the load: docs/security.md)."""
+    limits = {"memory_bytes": tests.memory_bytes, "data_bytes": tests.data_bytes, "stack_bytes": tests.stack_bytes}
+    options = dict(options) | {name: value for name, value in limits.items() if value is not None}
+    if tests.relaxed:
+        options |= {"deny_imports": False, "posture": "relaxed"}
+    return options
+
+
+def run_suite(code: str, tests: SuiteTests, time_limit_s: float | None, options: dict[str, object]) -> RunResult:
+    """Run the program and its test file's tests; `time_limit_s`: the run's own (--timeout), if it gave one."""
+    limit = time_limit_s or tests.time_limit_s or DEFAULT_TIME_LIMIT_S
+    suite = {
+        "framework": tests.framework,
+        "code": tests.code,
+        "classes": tests.classes,
+        "harness": tests.harness,
+        "detail_chars": _TRACEBACK_CHARS,
+    }
+    run = run_candidate(code, [], limit, suite=suite, **options_for(tests, options))
+    return judged(run, len(tests.names))
+
+
+def judged(run: RunResult, expected: int) -> RunResult:
+    """The sample's result from its process's: the tests' outcomes decide a run that got through them."""
+    ran = run.tests
+    passed = sum(test.outcome in ("pass", "skip") for test in ran)
+    first = next((test for test in ran if test.outcome in ("fail", "error")), None)
+    # A suite that ran to its end counts its own tests (a pytest parametrization adds some); one cut
+    # short counts those it was found to hold.
+    total = len(ran) if run.exit_code is Outcome.PASS else max(expected, len(ran))
+    update: dict[str, object] = {"passed": passed, "total": total, "score": passed / total if total else 0.0}
+    if run.exit_code is Outcome.PASS and first is not None:
+        failed = sum(test.outcome in ("fail", "error") for test in ran)
+        summary = first.detail.strip().splitlines()[-1] if first.detail.strip() else first.outcome
+        update |= {
+            "exit_code": Outcome.ASSERTION_FAIL,
+            "detail": f"{failed} of {total} tests failed; first {first.name}: {summary}",
+            "message": summary,
+        }
+    elif run.exit_code is Outcome.PASS and not ran:
+        update |= {"exit_code": Outcome.ERROR, "detail": "the test file holds no tests", "score": 0.0}
+    return run.model_copy(update=update)
