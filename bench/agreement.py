@@ -16,6 +16,14 @@ and shows its statuses for those samples this time: a difference that moves is E
     python bench/agreement.py [FILE ...] [--problems humaneval|PATH] [--workers N] [--json OUT]
     python bench/agreement.py --mbpp [--mbpp-original-tests]   # Reflexion's GPT-4 MBPP solutions
     python bench/agreement.py --humanevalplus [--rerun-evalplus]
+    python bench/agreement.py --bigcodebench [--preload-check FILE]
+
+With --bigcodebench, the files are ../shared/data/bigcodebench/qwen2.5-coder-base/*/*/ (Qwen2.5-Coder 1.5B and
+7B base, full and hard, 2,576 greedy samples) on BigCodeBench v0.1.0_hf, the version they were judged on, in
+the bigcodebench environment (codeexec env build bigcodebench, in CODEEXEC_DATA_DIR): per file, the share of
+samples with BigCodeBench's status (pass, fail, timeout), and pass@1 by both. Goals: >= 99 % the same, pass@1
+within 0.5 point per file. Then one file (--preload-check, default 7B hard) again with isolation fresh, no
+module preloaded: the samples whose status moved (goal: none).
 """
 
 from __future__ import annotations
@@ -28,8 +36,16 @@ import tempfile
 import time
 from pathlib import Path
 
-from codeexec.producer.agreement import Agreement, EvalPlusAgreement, compare, compare_statuses
+from codeexec.producer.agreement import (
+    Agreement,
+    BigCodeBenchAgreement,
+    EvalPlusAgreement,
+    compare,
+    compare_bigcodebench,
+    compare_statuses,
+)
 from codeexec.producer.backend import private_backend
+from codeexec.producer.bigcodebench import status
 from codeexec.producer.problems import load_problems
 from codeexec.producer.report import progress
 from codeexec.producer.samples import read_samples
@@ -40,6 +56,8 @@ SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"
 REFERENCE = SHARED / "humaneval-reference"
 EVALPLUS_REFERENCE = SHARED / "humanevalplus" / "reference"
 MBPP = SHARED / "mbpp"
+BIGCODEBENCH = SHARED / "bigcodebench"
+QWEN = BIGCODEBENCH / "qwen2.5-coder-base"
 
 
 MBPP_SOLUTIONS = MBPP / "reflexion_gpt4_mbpp-py_397.jsonl"
@@ -73,9 +91,16 @@ def main() -> None:
     parser.add_argument("--mbpp-original-tests", action="store_true", help="with --mbpp: on mbpp.jsonl's tests")
     parser.add_argument("--humanevalplus", action="store_true", help="HumanEval+ against EvalPlus 0.3.1's statuses")
     parser.add_argument("--rerun-evalplus", action="store_true", help="with --humanevalplus: see above")
+    parser.add_argument("--bigcodebench", action="store_true", help="BigCodeBench against its own statuses")
+    parser.add_argument(
+        "--preload-check", type=Path, default=QWEN / "7b-base" / "hard" / "completion-sanitized-calibrated.jsonl"
+    )
     parser.add_argument("--workers", type=int, default=os.cpu_count() or 1)
     parser.add_argument("--json", type=Path, help="also write every figure and disagreement here")
     args = parser.parse_args()
+    if args.bigcodebench:
+        bigcodebench(args.workers, args.preload_check, args.json)
+        return
     with tempfile.TemporaryDirectory() as tmp:
         if args.mbpp:
             original = args.mbpp_original_tests
@@ -107,6 +132,80 @@ def main() -> None:
                 return
             results = [compare(client, run, path) for run, (path, _) in runs.items()]
     report(results, args.json)
+
+
+def bigcodebench(workers: int, preload_check: Path, json_out: Path | None) -> None:
+    """Submit each Qwen file (and the preload check's again, in fresh interpreters) and compare."""
+    problems_path = BIGCODEBENCH / "problems" / "BigCodeBench-v0.1.0_hf.jsonl.gz"
+    problems = load_problems(str(problems_path))
+    files = sorted(QWEN.glob("*/*/completion-sanitized-calibrated.jsonl"))
+    built = get_settings().data_dir / "envs"
+    if not (built / "bigcodebench").is_dir():
+        sys.exit(f"no bigcodebench environment in {built}: codeexec env build bigcodebench (CODEEXEC_DATA_DIR)")
+    with tempfile.TemporaryDirectory() as tmp:
+        (Path(tmp) / "envs").symlink_to(built)  # the private Valkey's data directory, the environments' too
+        with private_backend(Path(tmp), workers) as client:
+            began = time.monotonic()
+            runs: dict[str, Path] = {}
+            for number, path in enumerate([*files, preload_check]):
+                samples = read_samples(path, problems)
+                isolation = "fresh" if number == len(files) else "fork"  # fresh: nothing preloaded
+                meta = new_meta(f"bcb{number}", str(problems_path), samples, 3.0, [1], isolation=isolation,
+                                environment="bigcodebench")  # fmt: skip
+                submit(client, problems, samples, meta, get_settings().batch_size)
+                runs[meta.run] = path
+            total = sum(read_samples(path, problems).lines.__len__() for path in runs.values())
+            while (done := sum(progress(client, run)[0] for run in runs)) < total:
+                print(
+                    f"\r{done}/{total} samples, {time.monotonic() - began:.0f} s", end="", file=sys.stderr, flush=True
+                )
+                time.sleep(2)
+            print(f"\r{total} samples in {time.monotonic() - began:.0f} s", file=sys.stderr)
+            *judged, fresh = list(runs)
+            results = [compare_bigcodebench(client, run, runs[run], _eval_results(runs[run])) for run in judged]
+            twin = judged[files.index(preload_check)]
+            moved = _moved(client, twin, fresh, preload_check)
+    report_bigcodebench(results, moved, preload_check, json_out)
+
+
+def _eval_results(samples: Path) -> Path:
+    (found,) = samples.parent.glob("*_eval_results.json")
+    return found
+
+
+def _moved(client: object, preloaded: str, fresh: str, samples: Path) -> list[str]:
+    """The samples whose status is not the same in the two runs of one file."""
+    from codeexec.producer.inputs import read_jsonl
+    from codeexec.producer.persample import with_results
+
+    records = list(read_jsonl(samples))
+    one = [status(s.result)[0] if s.result else None for s in with_results(client, preloaded, records)]
+    two = [status(s.result)[0] if s.result else None for s in with_results(client, fresh, records)]
+    return [f"line {n}: {a} preloaded, {b} fresh" for n, (a, b) in enumerate(zip(one, two, strict=True), 1) if a != b]
+
+
+def report_bigcodebench(
+    results: list[BigCodeBenchAgreement], moved: list[str], preload_check: Path, json_out: Path | None
+) -> None:
+    print(f"{'file':<24} {'n':>5} {'same status':>12} {'BCB p@1':>8} {'ours':>8} {'diff':>6}")
+    for r in results:
+        name = "/".join(Path(r.reference).parts[-3:-1])
+        diff = (r.pass1_ours - r.pass1_reference) * 100
+        print(f"{name:<24} {r.samples:>5} {r.rate:>12.2%} {r.pass1_reference:>8.2%} {r.pass1_ours:>8.2%} {diff:>+6.2f}")
+    samples, same = sum(r.samples for r in results), sum(r.same_status for r in results)
+    gap = max(abs(r.pass1_ours - r.pass1_reference) for r in results) * 100
+    print(f"\nsamples: {samples}; same status: {same}/{samples} = {same / samples:.2%}")
+    print(f"largest pass@1 difference: {gap:.2f} points; goals: >= 99 % the same, within 0.5 point per file")
+    check = "/".join(preload_check.parts[-3:-1])
+    print(f"preloaded (fork) against nothing preloaded (fresh), {check}: {len(moved)} samples moved")
+    for line in moved:
+        print(f"  {line}")
+    for r in results:
+        for d in r.disagreements:
+            where = "/".join(Path(r.reference).parts[-3:-1])
+            print(f"- {where}:{d.line} {d.task_id}\n    BigCodeBench: {d.reference}\n    ours: {d.ours}")
+    if json_out:
+        json_out.write_text(json.dumps({"files": [r.model_dump() for r in results], "moved": moved}, indent=1))
 
 
 def report_statuses(results: list[EvalPlusAgreement], json_out: Path | None, rerun_in: Path | None) -> None:

@@ -7,6 +7,7 @@ the run's results as the per-sample output matches them (codeexec.producer.persa
 
 from __future__ import annotations
 
+import json
 from collections import defaultdict
 from pathlib import Path
 
@@ -139,5 +140,61 @@ def compare_statuses(client: redis.Redis, run: str, reference: Path) -> EvalPlus
         base_pass1_ours=_mean_pass1(base, 1),
         plus_pass1_reference=_mean_pass1(plus, 0),
         plus_pass1_ours=_mean_pass1(plus, 1),
+        disagreements=disagreements,
+    )
+
+
+class BigCodeBenchAgreement(BaseModel):
+    """A BigCodeBench run against BigCodeBench's own statuses (its _eval_results.json) for the same samples."""
+
+    reference: str
+    samples: int
+    same_status: int
+    pass1_reference: float
+    pass1_ours: float
+    disagreements: list[Disagreement]
+
+    @property
+    def rate(self) -> float:
+        return self.same_status / self.samples if self.samples else 1.0
+
+
+def compare_bigcodebench(client: redis.Redis, run: str, samples: Path, eval_results: Path) -> BigCodeBenchAgreement:
+    """Compare a run's statuses (producer/bigcodebench.py's status()) with those BigCodeBench gave the same
+    samples: `samples` is the run's samples file, `eval_results` BigCodeBench's results for it (a sample is
+    its task's n-th there as it is in the samples file)."""
+    from codeexec.producer.bigcodebench import status
+
+    theirs = json.loads(eval_results.read_text())["eval"]
+    per_task: dict[str, list[tuple[bool, bool]]] = defaultdict(list)
+    disagreements: list[Disagreement] = []
+    count = same = 0
+    for sample in with_results(client, run, read_jsonl(samples)):
+        if sample.task_id is None or sample.result is None:
+            raise InputError(f"{samples}:{sample.line}: run {run!r} has no result for this sample")
+        entries = theirs.get(sample.task_id, [])
+        if sample.index >= len(entries):
+            raise InputError(f"{eval_results}: no verdict for {sample.task_id}'s sample {sample.index}")
+        reference = entries[sample.index]
+        ours, details = status(sample.result)
+        count += 1
+        same += ours == reference["status"]
+        per_task[sample.task_id].append((reference["status"] == "pass", ours == "pass"))
+        if ours != reference["status"]:
+            failing = ", ".join(sorted(reference["details"])) or "-"
+            disagreements.append(
+                Disagreement(
+                    line=sample.line,
+                    task_id=sample.task_id,
+                    reference=f"{reference['status']} ({failing})",
+                    ours=f"{ours} ({', '.join(sorted(details)) or '-'}): {sample.result.detail}",
+                )
+            )
+    return BigCodeBenchAgreement(
+        reference=str(eval_results),
+        samples=count,
+        same_status=same,
+        pass1_reference=_mean_pass1(per_task, 0),
+        pass1_ours=_mean_pass1(per_task, 1),
         disagreements=disagreements,
     )

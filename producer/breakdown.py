@@ -1,6 +1,7 @@
-"""A run sample by sample, for the HTML report: each task's mix of outcomes and its most common reasons
-for timing out or erring. Unlike the report (producer/report.py), which reads per-task counters, this
-reads every stored result, so it takes time in proportion to the samples (~3 µs each)."""
+"""A run sample by sample, for the HTML report: each task's mix of outcomes, its most common reasons
+for timing out or erring, and for test files, how often each of its tests failed. Unlike the report
+(producer/report.py), which reads per-task counters, this reads every stored result, so it takes time in
+proportion to the samples (~3 µs each)."""
 
 from __future__ import annotations
 
@@ -25,6 +26,9 @@ class TaskOutcomes(BaseModel):
     reasons: list[tuple[str, int]] = Field(
         default_factory=list, description="The most common details of its timeouts and errors, with their counts."
     )
+    failed_tests: dict[str, int] = Field(
+        default_factory=dict, description="Test files: each of its tests that failed or errored -> in how many samples."
+    )
 
     @property
     def failing(self) -> int:
@@ -41,10 +45,14 @@ def breakdown(client: redis.Redis, run: str, tasks: Iterable[str]) -> dict[str, 
     for task_id, values in zip(tasks, pipe.execute(), strict=True):
         outcomes: Counter[str] = Counter()
         reasons: Counter[str] = Counter()
+        failed: Counter[str] = Counter()
         for raw in values:
-            stored = json.loads(raw)  # a StoredResult; only two of its fields are wanted
+            stored = json.loads(raw)  # a StoredResult; only a few of its fields are wanted
             outcomes[stored["exit_code"]] += 1
             if stored["exit_code"] in FAILING:
                 reasons[_LINE.sub("", stored.get("detail", "")) or stored["exit_code"]] += 1
-        found[task_id] = TaskOutcomes(outcomes=dict(outcomes), reasons=reasons.most_common(COMMON))
+            failed.update(test["name"] for test in stored.get("tests", []) if test["outcome"] in ("fail", "error"))
+        found[task_id] = TaskOutcomes(
+            outcomes=dict(outcomes), reasons=reasons.most_common(COMMON), failed_tests=dict(failed.most_common())
+        )
     return found

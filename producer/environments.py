@@ -128,16 +128,19 @@ def build(
 
 
 def find_python(version: str | None) -> str:
-    """An interpreter of `version` ("3.10"): python3.10 on PATH, or pyenv's; this one's without a version."""
+    """An interpreter of `version` ("3.10") that runs: python3.10 on PATH, or pyenv's (a pyenv shim on PATH
+    answers for the versions made global only); this one's without a version."""
     if version is None:
         return sys.executable
-    found = shutil.which(f"python{version}")
-    if found:
-        return found
     pyenv = Path(os.environ.get("PYENV_ROOT", Path.home() / ".pyenv")) / "versions"
-    candidates = sorted(pyenv.glob(f"{version}.*/bin/python{version}"), key=lambda path: path.parent.parent.name)
-    if candidates:
-        return str(candidates[-1])
+    found = [shutil.which(f"python{version}")]
+    found += [str(path) for path in sorted(pyenv.glob(f"{version}.*/bin/python{version}"), reverse=True)]
+    for candidate in filter(None, found):
+        said = subprocess.run(
+            [candidate, "-c", "import sys; print('%d.%d' % sys.version_info[:2])"], capture_output=True, text=True
+        )
+        if said.returncode == 0 and said.stdout.strip() == version:
+            return candidate
     raise InputError(f"no Python {version} on this machine (python{version} on PATH, or pyenv's): give one (--python)")
 
 

@@ -241,6 +241,29 @@ def render_run(report: RunReport, outcomes: dict[str, TaskOutcomes]) -> str:
     else:
         body.append("<p>None.</p>")
 
+    failed_tests = sorted(
+        ((task_id, name, count, report.tasks[task_id].n) for task_id, seen in outcomes.items()
+         for name, count in seen.failed_tests.items()),
+        key=lambda row: (-row[2] / (row[3] or 1), row[0], row[1]),
+    )[:TOP_FAILING]  # fmt: skip
+    if failed_tests:  # test files (BigCodeBench): which tests fail most
+        body.append("<h2>Tests that fail most</h2>")
+        body.append(
+            _table(
+                ["task", "test", "failed in", "of samples"],
+                [
+                    [
+                        f'<a href="#{quote(task_anchor(task_id))}">{escape(task_id)}</a>',
+                        f"<code>{escape(name)}</code>",
+                        _num(str(count)),
+                        _num(str(n)),
+                    ]
+                    for task_id, name, count, n in failed_tests
+                ],
+                ident="failed-tests",
+            )
+        )
+
     judged = sum(report.judged.values())
     protections = "<br>".join(
         f"{escape(host)}: {escape(under)} ({count})"

@@ -281,6 +281,7 @@ def test_bigcodebench_s_results_files(tmp_path: Path, env: dict[str, str]) -> No
     done = cli(
         env, "eval", "--problems", str(problems), "--samples", str(samples), "--k", "1", "--workers", "1",
         "--environment", "none", "--bigcodebench-results", str(out), "--per-sample", str(per_sample), "--json",
+        "--html", str(tmp_path / "report.html"),
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     evaluated = json.loads(out.read_text())["eval"]
@@ -300,6 +301,8 @@ def test_bigcodebench_s_results_files(tmp_path: Path, env: dict[str, str]) -> No
     assert [[test["outcome"] for test in line.get("tests", [])] for line in lines] == [
         ["pass", "pass", "pass"], ["pass", "fail", "pass"], []
     ]  # fmt: skip
+    page = (tmp_path / "report.html").read_text()
+    assert "Tests that fail most" in page and "<code>TestCases.test_negative</code>" in page
     report = json.loads(done.stdout)
     assert "sandbox posture relaxed" in report["suite_limits"] and "workers' own Python" in report["suite_limits"]
 

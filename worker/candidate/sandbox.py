@@ -74,8 +74,15 @@ READ_PATHS = (
 #: What the relaxed posture lets candidates execute (and read): the system's programs and their helpers
 #: (a compiler's cc1 lives in /usr/lib), besides Python's prefixes.
 EXEC_PATHS = ("/usr/bin", "/bin", "/usr/sbin", "/sbin", "/usr/local/bin", "/usr/libexec", "/usr/lib", "/lib", "/lib64")
-#: What else it lets them read: who the users are, the host names (localhost), the shell's start-up.
+#: What else it lets them read: who the users are, the host names (localhost), the shell's start-up, and
+#: the machine's own figures that psutil reads (memory, CPU times, load): nothing of another process.
 RELAXED_READ_PATHS = (
+    "/proc/meminfo",
+    "/proc/stat",
+    "/proc/cpuinfo",
+    "/proc/uptime",
+    "/proc/loadavg",
+    "/proc/version",
     "/etc/passwd",
     "/etc/group",
     "/etc/hosts",

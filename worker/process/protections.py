@@ -11,7 +11,7 @@ import json
 import logging
 import os
 
-from codeexec.worker.candidate.sandbox import PROTECTIONS, missing
+from codeexec.worker.candidate.sandbox import EXEC_PATHS, PROTECTIONS, RELAXED_READ_PATHS, missing
 from codeexec.worker.process.runner import run_candidate
 from codeexec.worker.process.zygote import close_idle
 from codeexec.worker.settings import RunnerConfig, get_settings
@@ -21,14 +21,28 @@ NAMES = ("pid_namespace", *PROTECTIONS)
 log = logging.getLogger(__name__)
 
 
-def probe() -> dict[str, dict[str, str]]:
+def relaxations() -> list[str]:
+    """What the sandbox's relaxed posture allows that the strict one does not (worker/candidate/sandbox.py),
+    for the problem sets that need it (BigCodeBench's, ClassEval's): said by `codeexec doctor`."""
+    return [
+        "no import denylist: subprocess, socket, shutil, requests, ctypes may be imported; os.system runs",
+        f"execve: the system's programs ({', '.join(EXEC_PATHS)}), Python's prefixes and the candidate's working "
+        "directory may be executed; /dev/shm may not",
+        "the network namespace's loopback is up and TCP is not filtered inside it: servers on 127.0.0.1 are "
+        "reachable by the candidate's own processes, and nothing outside the namespace is",
+        f"these may be read besides: {', '.join(RELAXED_READ_PATHS)}",
+    ]
+
+
+def probe(**limits: object) -> dict[str, dict[str, str]]:
     """isolation -> protection -> "on", "off" or "refused: <why>", for each isolation mode, with the
-    settings; "require" is probed as "auto" (what is there), for the caller to compare."""
+    settings (and `limits`: the relaxed posture, say); "require" is probed as "auto" (what is there), for the
+    caller to compare."""
     settings = get_settings()
     wanted = {name: "off" if getattr(settings, name) == "off" else "auto" for name in ("pid_namespace", "sandbox")}
     found = {}
     for isolation in RunnerConfig.model_fields["isolation"].annotation.__args__:
-        result = run_candidate("", [], isolation=isolation, **wanted)
+        result = run_candidate("", [], isolation=isolation, **wanted, **limits)
         found[isolation] = result.protections or dict.fromkeys(
             NAMES, f"refused: the probe did not start: {result.detail}"
         )
