@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import time
 from pathlib import Path
@@ -13,10 +14,15 @@ import redis
 from codeexec.producer.inputs import InputError
 from codeexec.producer.passk import pass_at_k
 from codeexec.producer.persample import recorded
-from codeexec.producer.problems import BIGCODEBENCH_HARD
+from codeexec.producer.problems import BIGCODEBENCH_HARD, load_problems, write_canonical_samples
+from codeexec.producer.report import progress
+from codeexec.producer.samples import read_samples
+from codeexec.producer.submit import new_meta, submit
 from codeexec.worker.judging.program import program_for
 from codeexec.worker.models import RunMeta, StoredResult
+from codeexec.worker.queue import keys
 from codeexec.worker.result import Outcome
+from codeexec.worker.settings import get_settings
 
 
 def status(stored: StoredResult) -> tuple[str, dict[str, str]]:
@@ -81,6 +87,50 @@ def write_bcb_results(
         pass_at_k_path = out.with_name(f"{out.stem}_pass_at_k.json")
     _write(pass_at_k_path, summary)
     return sum(n for n, _ in counts), pass_at_k_path
+
+
+def ground_truth(client: redis.Redis, meta: RunMeta, wait: bool) -> tuple[str, dict[str, bool] | None]:
+    """BigCodeBench's ground truth for the run: whether each of its tasks' canonical solution passes, run as
+    its samples were (problems, environment, isolation, limit). Like BigCodeBench's cached ground truth, it
+    is one run (its name is returned) kept for every later run alike: made here if there is none and
+    `wait` (then waited for), else None until it is complete."""
+    tasks = sorted(client.hkeys(keys.expected(meta.run)))
+    alike = [meta.problems_sha256, meta.split, tasks, meta.environment, meta.isolation, meta.suite_time_limit_s]
+    name = "gt-" + hashlib.sha256(json.dumps(alike).encode()).hexdigest()[:16]
+    if client.get(keys.meta(name)) is None:
+        if not wait:
+            return name, None
+        problems = load_problems(meta.problems, meta.split, meta.challenge)
+        chosen = {task_id: problems[task_id] for task_id in tasks}
+        samples = read_samples(
+            write_canonical_samples(meta.problems, get_settings().data_dir / "samples", chosen), chosen
+        )
+        truth = new_meta(name, meta.problems, samples, meta.timeout_s, [1], meta.split, isolation=meta.isolation,
+                         environment=meta.environment, suite_time_limit_s=meta.suite_time_limit_s)  # fmt: skip
+        submit(client, chosen, samples, truth, get_settings().batch_size)
+    done, total = progress(client, name)
+    if done < total and wait:
+        from codeexec.producer.display import wait_for
+
+        wait_for(client, name, show=False)
+    elif done < total:
+        return name, None
+    pipe = client.pipeline(transaction=False)
+    for task_id in tasks:
+        pipe.hget(keys.results(name, task_id), "0")
+    found = [StoredResult.model_validate_json(raw) for raw in pipe.execute()]
+    return name, {task_id: status(stored)[0] == "pass" for task_id, stored in zip(tasks, found, strict=True)}
+
+
+def ground_truth_line(run: str, truth: dict[str, bool] | None) -> str:
+    """What to say of the ground truth, as BigCodeBench says it."""
+    if truth is None:
+        return f"ground truth: not yet complete (run {run}; codeexec status {run} --wait)"
+    failed = sorted((task for task, passed in truth.items() if not passed), key=_task_number)
+    rate = (len(truth) - len(failed)) / len(truth) if truth else 0.0
+    return f"ground truth pass rate: {rate:.3f} (run {run})" + (
+        f"; failed tasks: {', '.join(failed)}" if failed else ""
+    )
 
 
 def _named(name: str) -> tuple[str, str]:

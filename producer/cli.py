@@ -22,7 +22,7 @@ import redis
 from codeexec.producer import resident
 from codeexec.producer.api import Codeexec, compare_runs, comparison_html, prepare, run_html
 from codeexec.producer.backend import backend
-from codeexec.producer.bigcodebench import write_bcb_results
+from codeexec.producer.bigcodebench import ground_truth, ground_truth_line, write_bcb_results
 from codeexec.producer.environments import command as environment_command
 from codeexec.producer.evalplus import write_eval_results
 from codeexec.producer.flags import (
@@ -331,9 +331,11 @@ def _report(client: redis.Redis, run: str, ks: list[int], args: argparse.Namespa
     if args.lcb_results:
         count = write_lcb_results(client, load_meta(client, run), args.lcb_results, moved)
         stderr.print(f"wrote LiveCodeBench's results of {count} samples to {args.lcb_results}")
-    if args.bigcodebench_results:
-        count, beside = write_bcb_results(client, load_meta(client, run), args.bigcodebench_results, moved)
+    if args.bigcodebench_results:  # with the ground truth: made and waited for by eval, else as far as it is
+        truth_run, truth = ground_truth(client, (meta := load_meta(client, run)), wait=args.command == "eval")
+        count, beside = write_bcb_results(client, meta, args.bigcodebench_results, moved, truth)
         stderr.print(f"wrote BigCodeBench's results of {count} samples to {args.bigcodebench_results} and {beside}")
+        stderr.print(ground_truth_line(truth_run, truth), soft_wrap=True)
     if args.json:
         document = report.model_dump(exclude={"tasks"})
         document["tasks"] = {task_id: task.model_dump() for task_id, task in report.tasks.items()}

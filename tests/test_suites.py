@@ -266,8 +266,9 @@ def test_a_bad_test_file_is_an_error_naming_the_line(tmp_path: Path, record: dic
 
 
 def test_bigcodebench_s_results_files(tmp_path: Path, env: dict[str, str]) -> None:
-    # On the workers' own Python (--environment none): these tasks need nothing installed.
-    other = RECORD | {"task_id": "BigCodeBench/1"}
+    # On the workers' own Python (--environment none): these tasks need nothing installed. Task 1's
+    # canonical solution is wrong: the ground truth, run by eval beside the samples, names it.
+    other = RECORD | {"task_id": "BigCodeBench/1", "canonical_solution": "    return x\n"}
     problems = write_jsonl(tmp_path / "problems.jsonl", [RECORD, other])
     samples = write_jsonl(
         tmp_path / "model--bigcodebench-instruct--vllm-0-1-sanitized_calibrated.jsonl",
@@ -296,7 +297,11 @@ def test_bigcodebench_s_results_files(tmp_path: Path, env: dict[str, str]) -> No
     ]  # fmt: skip
     summary = json.loads((tmp_path / "model_pass_at_k.json").read_text())
     assert summary == {"pass@1": 0.25, "model": "model", "split": "instruct", "subset": "full", "calibrated": True,
-                       "gt_pass_rate": None, "failed_tasks": []}  # fmt: skip
+                       "gt_pass_rate": 0.5, "failed_tasks": ["BigCodeBench/1"]}  # fmt: skip
+    assert "ground truth pass rate: 0.500 (run gt-" in done.stderr and "failed tasks: BigCodeBench/1" in done.stderr
+    # report finds the ground truth made by eval, the same run (BigCodeBench's cache)
+    again = cli(env, "report", json.loads(done.stdout)["run"], "--bigcodebench-results", str(out))
+    assert again.returncode == 0 and "ground truth pass rate: 0.500" in again.stderr, again.stderr
     lines = [json.loads(line) for line in per_sample.open()]
     assert [[test["outcome"] for test in line.get("tests", [])] for line in lines] == [
         ["pass", "pass", "pass"], ["pass", "fail", "pass"], []

@@ -1,0 +1,100 @@
+"""Speed on BigCodeBench: codeexec against BigCodeBench's own evaluator, side by side in one run, on the same
+samples, in the same environment, with the same number of processes.
+
+codeexec: a private Valkey and N local workers (isolation fork: the environment's warm interpreter with its
+modules preloaded), timed from submission to the last result, the workers' start included. BigCodeBench:
+bench/bcb_ref.py (its untrusted_check() per sample in a pool of N, as its evaluate() runs them), in the
+bigcodebench environment with the bigcodebench 0.2.5 package from PyPI put beside it in a throw-away
+directory. Sets: a Qwen2.5-Coder file as it is (its hung samples cost both 240 s), and the same without the
+samples BigCodeBench judged timeouts (what a judge costs per sample). Printed: seconds, the ratio, and how
+many statuses the two gave alike.
+
+    CODEEXEC_DATA_DIR=DIR python bench/bigcodebench_speed.py [--file SAMPLES] [--workers 2]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from codeexec.producer.backend import private_backend
+from codeexec.producer.bigcodebench import status
+from codeexec.producer.inputs import read_jsonl
+from codeexec.producer.persample import with_results
+from codeexec.producer.problems import load_problems
+from codeexec.producer.report import progress
+from codeexec.producer.samples import read_samples
+from codeexec.producer.submit import new_meta, submit
+from codeexec.worker import environments
+from codeexec.worker.settings import get_settings
+
+SHARED = Path(__file__).resolve().parents[2] / "shared" / "data" / "bigcodebench"
+PROBLEMS = SHARED / "problems" / "BigCodeBench-v0.1.0_hf.jsonl.gz"
+DEFAULT = SHARED / "qwen2.5-coder-base" / "7b-base" / "hard" / "completion-sanitized-calibrated.jsonl"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--file", type=Path, default=DEFAULT)
+    parser.add_argument("--workers", type=int, default=2)
+    args = parser.parse_args()
+    data_dir = get_settings().data_dir
+    environment = environments.load(data_dir, "bigcodebench")
+    if environment is None:
+        sys.exit(f"no bigcodebench environment in {data_dir}: codeexec env build bigcodebench (CODEEXEC_DATA_DIR)")
+    (reference,) = args.file.parent.glob("*_eval_results.json")
+    theirs = json.loads(reference.read_text())["eval"]
+    rows = [json.loads(line) for line in args.file.open()]
+    with tempfile.TemporaryDirectory() as tmp:
+        package = Path(tmp) / "bigcodebench-0.2.5"
+        pip = [environment.python, "-m", "pip", "install", "-q", "--no-deps", "--target", str(package)]
+        subprocess.run([*pip, "bigcodebench==0.2.5"], check=True)
+        sets = {
+            args.file.parent.parent.name + "/" + args.file.parent.name: rows,
+            "without BigCodeBench's timeouts": [r for r in rows if theirs[r["task_id"]][0]["status"] != "timeout"],
+        }
+        print(f"{'set':<34} {'n':>5} {'codeexec s':>11} {'BigCodeBench s':>15} {'ratio':>7} {'same status':>12}")
+        for number, (name, chosen) in enumerate(sets.items()):
+            samples = Path(tmp) / f"set{number}.jsonl"
+            samples.write_text(
+                "".join(json.dumps({"task_id": r["task_id"], "solution": r["solution"]}) + "\n" for r in chosen)
+            )
+            ours, our_statuses = run_codeexec(samples, Path(tmp) / f"valkey{number}", data_dir, args.workers)
+            began = time.monotonic()
+            done = subprocess.run(
+                [environment.python, str(Path(__file__).with_name("bcb_ref.py")), str(PROBLEMS), str(samples),
+                 "--parallel", str(args.workers)],
+                capture_output=True, text=True, check=True, cwd=tmp,
+                env={**os.environ, **environment.variables, "PYTHONPATH": str(package)},
+            )  # fmt: skip
+            bcb = time.monotonic() - began
+            bcb_statuses = json.loads(done.stdout.strip().splitlines()[-1])["statuses"]
+            same = sum(a == b for a, b in zip(our_statuses, bcb_statuses, strict=True))
+            print(f"{name:<34} {len(chosen):>5} {ours:>11.1f} {bcb:>15.1f} {bcb / ours:>6.2f}x {same:>6}/{len(chosen)}")
+
+
+def run_codeexec(samples: Path, directory: Path, data_dir: Path, workers: int) -> tuple[float, list[str]]:
+    """Seconds from submission to the last result, on a fresh private Valkey and workers; each status."""
+    directory.mkdir()
+    (directory / "envs").symlink_to(environments.directory(data_dir))
+    problems = load_problems(str(PROBLEMS))
+    began = time.monotonic()
+    with private_backend(directory, workers) as client:
+        found = read_samples(samples, problems)
+        meta = new_meta("speed", str(PROBLEMS), found, 3.0, [1], isolation="fork", environment="bigcodebench")
+        submit(client, problems, found, meta, get_settings().batch_size)
+        while progress(client, "speed")[0] < meta.n_samples:
+            time.sleep(0.05)
+        took = time.monotonic() - began
+        statuses = [status(s.result)[0] for s in with_results(client, "speed", read_jsonl(samples)) if s.result]
+    return took, statuses
+
+
+if __name__ == "__main__":
+    main()
