@@ -137,7 +137,14 @@ def main() -> None:
 def bigcodebench(workers: int, preload_check: Path, json_out: Path | None) -> None:
     """Submit each Qwen file (and the preload check's again, in fresh interpreters) and compare."""
     problems_path = BIGCODEBENCH / "problems" / "BigCodeBench-v0.1.0_hf.jsonl.gz"
-    problems = load_problems(str(problems_path))
+    # The limits these verdicts were made with (Qwen2.5-Coder's vendored BigCodeBench: address space 128 GiB,
+    # data 4 GiB, stack 5 MiB), not bigcodebench 0.2.5's defaults: TensorFlow's tasks die at 4 GiB of data.
+    limits = {"memory_bytes": 128 << 30, "data_bytes": 4 << 30, "stack_bytes": 5 << 20}
+    problems = {
+        task_id: problem.model_copy(update={"suite": problem.suite.model_copy(update=limits)})
+        for task_id, problem in load_problems(str(problems_path)).items()
+        if problem.suite is not None
+    }
     files = sorted(QWEN.glob("*/*/completion-sanitized-calibrated.jsonl"))
     built = get_settings().data_dir / "envs"
     if not (built / "bigcodebench").is_dir():

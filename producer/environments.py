@@ -13,6 +13,7 @@ or interrupted build leaves none, never half of one that a worker would take for
 
 from __future__ import annotations
 
+import argparse
 import hashlib
 import json
 import os
@@ -20,6 +21,7 @@ import shutil
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -80,7 +82,7 @@ def build(
     python: str | None = None,
     requirements: Path | None = None,
     preload: list[str] | None = None,
-    log=print,
+    log: Callable[[str], object] = print,
 ) -> Environment:
     """Build the environment `name` (a recipe's, or one of `requirements`) and return it; InputError says
     what is wrong. pip's own output goes to this process's stdout and stderr."""
@@ -107,7 +109,9 @@ def build(
     modules = list(preload if preload is not None else recipe.preload)
     variables = dict(recipe.variables)
     if "matplotlib" in modules:
-        variables["MPLCONFIGDIR"] = str(place / "matplotlib")  # its font cache, made by the probe
+        # Its font cache, made by the probe: inside the virtualenv, which candidates may read (Python's prefix);
+        # one they could not read would be rebuilt by each fresh candidate, and its lock refused.
+        variables["MPLCONFIGDIR"] = str(place / "venv" / "matplotlib")
         Path(variables["MPLCONFIGDIR"]).mkdir()
     failed = _probe(python_path, modules, variables)
     version = subprocess.run(
@@ -174,7 +178,7 @@ def _probe(python: str, preload: list[str], variables: dict[str, str]) -> dict[s
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
-def command(args, data_dir: Path) -> int:
+def command(args: argparse.Namespace, data_dir: Path) -> int:
     """`codeexec env build NAME` and `codeexec env list` (producer/cli.py's flags)."""
     if args.action == "list":
         found = environments.built(data_dir)
