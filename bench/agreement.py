@@ -20,7 +20,8 @@ and shows its statuses for those samples this time: a difference that moves is E
 
 With --bigcodebench, the files are ../shared/data/bigcodebench/qwen2.5-coder-base/*/*/ (Qwen2.5-Coder 1.5B and
 7B base, full and hard, 2,576 greedy samples) on BigCodeBench v0.1.0_hf, the version they were judged on, in
-the bigcodebench environment (codeexec env build bigcodebench, in CODEEXEC_DATA_DIR): per file, the share of
+the bigcodebench environment (codeexec env build bigcodebench, in CODEEXEC_DATA_DIR), with the limits they
+were judged with (address space 128 GiB, data 4 GiB, stack 5 MiB): per file, the share of
 samples with BigCodeBench's status (pass, fail, timeout), and pass@1 by both. Goals: >= 99 % the same, pass@1
 within 0.5 point per file. Then one file (--preload-check, default 7B hard) again with isolation fresh, no
 module preloaded: the samples whose status moved (goal: none).
