@@ -11,7 +11,7 @@ from typing import Any
 
 import redis
 
-from codeexec.producer.inputs import InputError
+from codeexec.producer.inputs import InputError, write_whole
 from codeexec.producer.passk import pass_at_k
 from codeexec.producer.persample import recorded
 from codeexec.producer.problems import BIGCODEBENCH_HARD, load_problems, write_canonical_samples
@@ -66,26 +66,25 @@ def write_bcb_results(
                 "details": details,
             }
         )
-    _write(out, {"date": time.strftime("%Y-%m-%d %H:%M"), "eval": evaluated})
+    write_whole(out, json.dumps({"date": time.strftime("%Y-%m-%d %H:%M"), "eval": evaluated}, indent=2))
     counts = [(len(entries), sum(entry["status"] == "pass" for entry in entries)) for entries in evaluated.values()]
     least = min((n for n, _ in counts), default=0)
     summary: dict[str, Any] = {
         f"pass@{k}": sum(pass_at_k(n, c, k) for n, c in counts) / len(counts) for k in meta.k if k <= least
     }
-    failed = sorted((task for task, passed in (truth or {}).items() if not passed), key=_task_number)
     model, split = _named(Path(meta.samples_path).name)
     summary |= {
         "model": model,
         "split": split,
         "subset": "hard" if meta.problems == BIGCODEBENCH_HARD else "full",
         "calibrated": True,
-        "gt_pass_rate": None if truth is None else (len(truth) - len(failed)) / len(truth) if truth else 0.0,
-        "failed_tasks": failed,
+        "gt_pass_rate": None if truth is None else _pass_rate(truth),
+        "failed_tasks": _failed(truth or {}),
     }
     pass_at_k_path = out.with_name(out.name.replace("_eval_results", "_pass_at_k"))
     if pass_at_k_path == out:
         pass_at_k_path = out.with_name(f"{out.stem}_pass_at_k.json")
-    _write(pass_at_k_path, summary)
+    write_whole(pass_at_k_path, json.dumps(summary, indent=2))
     return sum(n for n, _ in counts), pass_at_k_path
 
 
@@ -126,11 +125,19 @@ def ground_truth_line(run: str, truth: dict[str, bool] | None) -> str:
     """What to say of the ground truth, as BigCodeBench says it."""
     if truth is None:
         return f"ground truth: not yet complete (run {run}; codeexec status {run} --wait)"
-    failed = sorted((task for task, passed in truth.items() if not passed), key=_task_number)
-    rate = (len(truth) - len(failed)) / len(truth) if truth else 0.0
-    return f"ground truth pass rate: {rate:.3f} (run {run})" + (
+    failed = _failed(truth)
+    return f"ground truth pass rate: {_pass_rate(truth):.3f} (run {run})" + (
         f"; failed tasks: {', '.join(failed)}" if failed else ""
     )
+
+
+def _failed(truth: dict[str, bool]) -> list[str]:
+    """The tasks whose canonical solution failed, in task order (BigCodeBench's failed_tasks)."""
+    return sorted((task for task, passed in truth.items() if not passed), key=_task_number)
+
+
+def _pass_rate(truth: dict[str, bool]) -> float:
+    return sum(truth.values()) / len(truth) if truth else 0.0
 
 
 def _named(name: str) -> tuple[str, str]:
@@ -144,9 +151,3 @@ def _named(name: str) -> tuple[str, str]:
 def _task_number(task_id: str) -> tuple[int, str]:
     number = task_id.rpartition("/")[2]
     return (int(number), task_id) if number.isdigit() else (-1, task_id)
-
-
-def _write(path: Path, document: dict[str, Any]) -> None:
-    partial = path.with_name(path.name + ".partial")
-    partial.write_text(json.dumps(document, indent=2))
-    partial.replace(path)

@@ -65,7 +65,8 @@ def print_status(client: redis.Redis, run: str) -> None:
         soft_wrap=True,
     )
     live = live_workers(client)
-    if done < total and not live_workers(client, meta.environment) and meta.status != "cancelled":
+    serving = [worker for worker in live if meta.environment is None or meta.environment in worker.environments]
+    if done < total and not serving and meta.status != "cancelled":
         stdout.print(f"[yellow]{no_worker(meta.environment)}", soft_wrap=True)
     if live:
         print_workers(client, live)

@@ -11,7 +11,7 @@ from typing import Any
 
 import redis
 
-from codeexec.producer.inputs import InputError, open_text_lines
+from codeexec.producer.inputs import InputError, open_text_lines, write_whole
 from codeexec.producer.persample import recorded
 from codeexec.producer.problems import problems_path
 from codeexec.worker.judging.program import program_for
@@ -45,9 +45,7 @@ def write_eval_results(client: redis.Redis, meta: RunMeta, out: Path, samples_pa
             }
         )
     document = {"date": time.strftime("%Y-%m-%d %H:%M"), "hash": dataset_hash(meta.problems), "eval": evaluated}
-    partial = out.with_name(out.name + ".partial")
-    partial.write_text(json.dumps(document))
-    partial.replace(out)
+    write_whole(out, json.dumps(document))
     return sum(len(entries) for entries in evaluated.values())
 
 

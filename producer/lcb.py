@@ -9,7 +9,7 @@ from typing import Any
 
 import redis
 
-from codeexec.producer.inputs import InputError
+from codeexec.producer.inputs import InputError, write_whole
 from codeexec.producer.persample import recorded
 from codeexec.worker.judging.program import program_for
 from codeexec.worker.models import RunMeta, StoredResult
@@ -42,9 +42,7 @@ def write_lcb_results(client: redis.Redis, meta: RunMeta, out: Path, samples_pat
     for row in rows.values():
         row["pass@1"] = row["graded_list"].count(True) / len(row["graded_list"])
     document = [rows[task_id] for task_id in sorted(rows)]
-    partial = out.with_name(out.name + ".partial")
-    partial.write_text(json.dumps(document, indent=4))
-    partial.replace(out)
+    write_whole(out, json.dumps(document, indent=4))
     return sum(len(row["graded_list"]) for row in document)
 
 
