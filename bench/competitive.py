@@ -12,12 +12,21 @@ Sets (../shared/data/competitive/):
   three variants made here: a wrong value (an int + 1, a list one item short, a string with an "x"
   more, ...), the value as a tuple (which both judges should pass where a list is expected), and one
   that raises on its third call; graded by LiveCodeBench's grader.
+- deepcoder-code_contests, deepcoder-codeforces: DeepCoder's (rllm's) stdin problems, which have no
+  solutions: for each, a program that looks its answer up and five variants that print it otherwise,
+  each meeting one of LiveCodeBench's comparison rules: trailing spaces and blank lines at the end
+  (pass), integers as "5.0" (pass: equal as Decimal tokens), a blank line inside (fail), the last
+  test's last token changed (fail), a raise on the second test (fail).
+- deepcoder-leetcode: DeepCoder's LeetCode problems (a check() of asserts, judged as asserts, as rllm
+  does) with their reference solutions and the three variants of `leetcode`; for LiveCodeBench's grader
+  each assert is a call-based case.
 
-For each set codeexec runs it (fork, the default lcb mode, a private Valkey, --workers local workers),
-then LiveCodeBench's grader (bench/lcb_ref.py, with as many processes), each timed from the first
-sample to the last; every sample whose verdicts differ is listed, with a reason where the difference is
-one of LiveCodeBench's documented quirks. With --load, both run again beside 3 x cores busy loops and
-the verdicts that flip are counted.
+For each set codeexec runs it (fork, the default lcb mode, a private Valkey, --workers local workers,
+warmed by a run of the set's first samples), then LiveCodeBench's grader (bench/lcb_ref.py, with as
+many processes), each timed from the first sample to the last; every sample whose verdicts differ is
+listed, with a reason where the difference is one of LiveCodeBench's documented quirks or another rule
+of the shape's own judge. With --load, both run again beside 3 x cores busy loops and the verdicts that
+flip are counted.
 
     python bench/competitive.py --lcb-source DIR [--sets apps150,leetcode] [--workers 2] [--load] [--json OUT]
 
@@ -28,6 +37,7 @@ virtualenv (bench/lcb_ref.py). Without --lcb-source only the ExecEval comparison
 from __future__ import annotations
 
 import argparse
+import ast
 import gzip
 import json
 import re
@@ -47,6 +57,7 @@ from codeexec.producer.problems import load_problems
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "data" / "competitive"
 APPS = SHARED / "apps-mapcoder"
 LEETCODE = SHARED / "leetcodedataset" / "LeetCodeDataset-v0.3.1-test.jsonl.gz"
+DEEPCODER = SHARED / "deepcoder"
 
 
 class Set:
@@ -186,6 +197,96 @@ def trivial(directory: Path, tests: int) -> Set:
     return Set(f"trivial-{tests}", problems, samples, [None] * len(samples), rows)
 
 
+# What a stdin variant prints instead of the expected output `wanted` of test `index` (of `count`): each is
+# one of LiveCodeBench's comparison rules (lcb_runner/evaluation/testing_util.py, grade_stdio) at work.
+_STDIN_VARIANTS = {
+    "oracle": "out = wanted",
+    # Each line stripped, the whole stripped: passes.
+    "spaces": "out = '\\n'.join(line + '  ' for line in wanted.split('\\n')) + '\\n\\n'",
+    # A line of integers equal as Decimal tokens ("5.0" for "5"): passes.
+    "decimal": (
+        "out = '\\n'.join(' '.join(t + '.0' for t in line.split()) "
+        "if line.split() and all(t.lstrip('-').isdigit() for t in line.split()) else line "
+        "for line in wanted.split('\\n'))"
+    ),
+    # A blank line after the first: one line too many where the output has two or more.
+    "blank": "lines = wanted.strip().split('\\n')\nout = '\\n'.join(lines[:1] + [''] + lines[1:])",
+    # The last token of the last test changed: a wrong answer there.
+    "wrong": (
+        "out = wanted\nif index == count - 1:\n    head, _, last = wanted.rstrip().rpartition(' ')\n"
+        "    last = str(int(last) + 1) if last.lstrip('-').isdigit() else last + 'x'\n"
+        "    out = (head + ' ' if head else '') + last"
+    ),
+    # A runtime error on the second test (the first, where there is one).
+    "raises": "out = wanted\nif index == min(1, count - 1):\n    raise ValueError('second test')",
+}
+
+
+def deepcoder_stdin(directory: Path, name: str) -> Set:
+    """DeepCoder's (rllm's) stdin problems, which come with no solutions: for each, a program that looks
+    its answer up, and variants of it that print it otherwise (_STDIN_VARIANTS), through both judges."""
+    path = DEEPCODER / f"test_code_{name}.json"
+    samples, given, rows = [], [], []
+    for task_id, problem in load_problems(str(path)).items():
+        cases = problem.cases
+        assert cases is not None
+        table = {
+            given_input: (at, wanted)
+            for at, (given_input, wanted) in enumerate(zip(cases.inputs, cases.outputs, strict=True))
+        }
+        for how, change in _STDIN_VARIANTS.items():
+            code = (
+                f"import sys\nindex, wanted = {table!r}[sys.stdin.read()]\ncount = {len(cases.inputs)}\n"
+                f"{change}\nprint(out, end='')\n"
+            )
+            samples.append({"task_id": task_id, "solution": code, "variant": how})
+            given.append(None)
+            io = {"inputs": cases.inputs, "outputs": cases.outputs, "fn_name": None}
+            rows.append({"id": str(len(rows)), "input_output": io, "code": code})
+    return Set(f"deepcoder-{name}", path, samples, given, rows)
+
+
+def _check_cases(check: str) -> tuple[str, list[list[Any]], list[Any]]:
+    """A DeepCoder LeetCode test, check(candidate) asserting `candidate(name=value, ...) == expected`, as
+    LiveCodeBench's call-based cases: (entry point, each call's arguments in order, each expected value)."""
+    module = ast.parse(check)
+    entry = ast.unparse(module.body[-1].value.args[0]).rpartition(".")[2]  # check(Solution().name)
+    arguments, expected = [], []
+    for node in ast.walk(module):
+        if isinstance(node, ast.Assert):
+            assert isinstance(node.test, ast.Compare) and isinstance(node.test.left, ast.Call)
+            call = node.test.left
+            arguments.append(
+                [ast.literal_eval(a) for a in call.args] + [ast.literal_eval(k.value) for k in call.keywords]
+            )
+            expected.append(ast.literal_eval(node.test.comparators[0]))
+    return entry, arguments, expected
+
+
+def deepcoder_leetcode(directory: Path) -> Set:
+    """DeepCoder's LeetCode problems (tests: a check() of asserts, judged as such here, as rllm judges them),
+    each with its reference solution and the three variants of `leetcode`; for LiveCodeBench, each assert
+    becomes a call-based case (its arguments one JSON value a line, the expected value as JSON)."""
+    path = DEEPCODER / "test_code_leetcode.json"
+    records = json.loads(path.read_text())
+    problems = load_problems(str(path))
+    samples, given, rows = [], [], []
+    for (task_id, problem), record in zip(problems.items(), records, strict=True):
+        tests = record["tests"] if isinstance(record["tests"], dict) else ast.literal_eval(record["tests"])
+        entry, arguments, expected = _check_cases(tests["functional"])
+        io = {
+            "inputs": ["\n".join(json.dumps(arg) for arg in args) for args in arguments],
+            "outputs": [json.dumps(value) for value in expected],
+            "fn_name": entry,
+        }
+        for how in ("reference", "wrong", "tuple", "raises"):
+            code = record["solutions"] if how == "reference" else record["solutions"] + _wrong(entry, how)
+            samples.append({"task_id": task_id, "solution": code, "variant": how})
+            given.append(None)
+            rows.append({"id": str(len(rows)), "input_output": io, "code": problem.setup + "\n" + code})
+    return Set("deepcoder-leetcode", path, samples, given, rows)
+
+
 SETS = {
     "apps150": apps150,
     "leetcode": leetcode,
@@ -193,15 +294,23 @@ SETS = {
     "oracles-call": lambda directory: oracles(directory, "call"),
     "trivial-1": lambda directory: trivial(directory, 1),
     "trivial-20": lambda directory: trivial(directory, 20),
+    "deepcoder-code_contests": lambda directory: deepcoder_stdin(directory, "code_contests"),
+    "deepcoder-codeforces": lambda directory: deepcoder_stdin(directory, "codeforces"),
+    "deepcoder-leetcode": deepcoder_leetcode,
 }
 
 
 def run_codeexec(one: Set, directory: Path, workers: int, tag: str) -> tuple[float, list[bool], list[str]]:
-    """Seconds from submitting to the last result, verdicts, and each sample's per-test letters."""
+    """Seconds from submitting to the last result, verdicts, and each sample's per-test letters. The workers
+    are warm, as they stay between runs: a run of the set's first samples goes first, untimed (a worker's
+    first sample of a judging mode starts the interpreter that holds its prelude)."""
     samples = directory / f"{one.name}-{tag}.jsonl"
     samples.write_text("".join(json.dumps(sample) + "\n" for sample in one.samples))
+    warm = directory / f"{one.name}-{tag}-warm.jsonl"
+    warm.write_text("".join(json.dumps(sample) + "\n" for sample in one.samples[: 2 * workers]))
     # One private Valkey for every run: a process sends its jobs to one Redis (codeexec.connect).
     with codeexec.connect(data_dir=directory / "data", workers=workers) as ce:
+        ce.submit(str(one.problems), warm, k=[1]).wait()
         began = time.monotonic()
         run = ce.submit(str(one.problems), samples, k=[1])
         run.wait()
@@ -232,10 +341,12 @@ _QUIRKS = [
 ]
 
 
-def why(code: str, ours: bool, theirs: bool) -> str:
+def why(set_name: str, sample: dict, ours: bool, theirs: bool) -> str:
     for pattern, reason in _QUIRKS:
-        if pattern.search(code) and ours and not theirs:
+        if pattern.search(sample["solution"]) and ours and not theirs:
             return reason
+    if set_name == "deepcoder-leetcode" and sample["variant"] == "tuple" and theirs and not ours:
+        return "a tuple for a list: unequal in rllm's assert (DeepCoder's judge of these), a list in LCB's =="
     return ""
 
 
@@ -275,7 +386,7 @@ def main() -> None:
                 for index, (a, b) in enumerate(zip(ours, theirs, strict=True)):
                     if a != b:
                         sample, row = one.samples[index], one.rows[index]
-                        reason = why(sample["solution"], a, b) or "unexplained"
+                        reason = why(one.name, sample, a, b) or "unexplained"
                         reasons[reason] += 1
                         meta = graded[row["id"]]["metadata"]
                         told = meta.get("error_message", "") if isinstance(meta, dict) else ""

@@ -20,6 +20,7 @@ import zlib
 from typing import Any
 
 from codeexec.producer.checks import split_check
+from codeexec.producer.leetcode import RLLM_PRELOAD, RLLM_SETUP
 from codeexec.worker.models import CaseTests, Problem
 
 #: What a decoded LiveCodeBench test blob may expand to: its largest private tests are tens of MB.
@@ -231,7 +232,9 @@ def _deepcoder(record: dict[str, Any], position: int) -> Problem:
     task_id = _task_id(record, ("task_id", "id"), position)
     if isinstance(tests, dict) and "functional" in tests:  # LeetCode: a check(candidate) block of asserts
         test, entry_point = _check_call(str(tests["functional"]))
-        return Problem(task_id=task_id, assertions=split_check(test, entry_point), setup=_LEETCODE_SETUP)
+        return Problem(
+            task_id=task_id, assertions=split_check(test, entry_point), setup=RLLM_SETUP, preload=RLLM_PRELOAD
+        )
     if isinstance(tests, dict):  # CodeContests: {inputs: [...], outputs: [...]}
         given, wanted = tests.get("inputs"), tests.get("outputs")
     elif isinstance(tests, list):  # Codeforces: [{input, output}, ...]
@@ -251,11 +254,6 @@ def _deepcoder(record: dict[str, Any], position: int) -> Problem:
 
 
 _CHECK_CALL = re.compile(r"^check\((?P<entry>[^\n]+)\)\s*\Z", re.MULTILINE)
-# What a LeetCode solution may use unimported: its typing names and the usual modules (LiveCodeBench's
-# prelude, worker/judging/outputs.py, is the same idea).
-_LEETCODE_SETUP = (
-    "from typing import *\nfrom collections import *\nfrom heapq import *\nfrom bisect import *\nimport math"
-)
 
 
 def _check_call(test: str) -> tuple[str, str]:

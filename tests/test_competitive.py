@@ -495,12 +495,15 @@ def test_every_shape_end_to_end(env: dict[str, str], tmp_path: Path, isolation_m
         },
         {"id": "mc", "starter_code": "", "test_list": [{"input": "2\n", "output": [4]}]},
         {"task_id": "own", "cases": {"kind": "stdin", "inputs": ["5\n"], "outputs": ["10\n"], "mode": "exact"}},
-        {
+        {  # rllm's prelude: its list helpers here, its names (inf, pairwise) in the solution
             "problem": "Add.",
             "tests": {
-                "functional": "def check(candidate):\n    assert candidate(a=1, b=2) == 3\n\ncheck(Solution().add)"
+                "functional": "def check(candidate):\n    assert candidate(a=1, b=2) == 3\n"
+                "    assert is_same_list(list_node([1, 2]), list_node([1, 2]))\n\ncheck(Solution().add)"
             },
         },
+        # A problem's own preload: in its zygote before the fork (fork), nowhere (fresh)
+        {"task_id": "pre", "assertions": ["assert LOADED == PRELOADED"], "preload": ["colorsys"]},
     ]
     problems = write_jsonl(tmp_path / "problems.jsonl", rows)
     double = "```python\nprint(2 * int(input()))\n```"
@@ -514,7 +517,15 @@ def test_every_shape_end_to_end(env: dict[str, str], tmp_path: Path, isolation_m
         {"task_id": "lc", "generation": add},
         {"task_id": "mc", "generation": double},
         {"task_id": "own", "generation": double},
-        {"task_id": "7", "generation": add},
+        {
+            "task_id": "7",
+            "solution": "class Solution:\n    def add(self, a, b):\n"
+            "        return min(a + b, inf) + sum(y - x for x, y in pairwise([1, 1, 1]))\n",
+        },
+        {
+            "task_id": "pre",
+            "solution": f"import sys\nLOADED = 'colorsys' in sys.modules\nPRELOADED = {isolation_mode == 'fork'}",
+        },
     ]
     samples_path = write_jsonl(tmp_path / "samples.jsonl", samples)
     per_sample, exported = tmp_path / "per-sample.jsonl", tmp_path / "eval_all.json"
@@ -525,15 +536,15 @@ def test_every_shape_end_to_end(env: dict[str, str], tmp_path: Path, isolation_m
     )  # fmt: skip
     assert out.returncode == 0, out.stderr
     lines = [json.loads(line) for line in per_sample.open()]
-    assert [line["passed"] for line in lines] == [True, False, True, True, True, True, True, True, True], lines
-    assert [line.get("verdicts") for line in lines] == ["AA", "W", "A", "A", "A", "A", "A", "A", None]
-    assert lines[-1]["assertions"] == "1"  # DeepCoder's LeetCode problem: its check()'s assert
+    assert [line["passed"] for line in lines] == [True, False, True, True, True, True, True, True, True, True], lines
+    assert [line.get("verdicts") for line in lines] == ["AA", "W", "A", "A", "A", "A", "A", "A", None, None]
+    assert lines[-2]["assertions"] == "11"  # DeepCoder's LeetCode problem: its check()'s asserts
     assert "test 1 of 2: wrong_answer" in lines[1]["detail"]
     report = json.loads(out.stdout)
-    assert report["pass_at_k"]["1"] == pytest.approx((0.5 + 7) / 8)
+    assert report["pass_at_k"]["1"] == pytest.approx((0.5 + 8) / 9)
     # LiveCodeBench's *_eval_all.json: a row per problem, sorted by question_id
     rows = json.loads(exported.read_text())
-    assert [row["question_id"] for row in rows] == sorted(["q1", "apps-call", "cc", "3", "lc", "mc", "own", "7"])
+    assert [row["question_id"] for row in rows] == sorted(["q1", "apps-call", "cc", "3", "lc", "mc", "own", "7", "pre"])
     q1 = next(row for row in rows if row["question_id"] == "q1")
     assert q1["graded_list"] == [True, False] and q1["pass@1"] == 0.5
     assert q1["code_list"] == ["print(2 * int(input()))", "print(3 * int(input()))"]

