@@ -41,6 +41,7 @@ import ast
 import gzip
 import json
 import re
+import subprocess
 import sys
 import tempfile
 import time
@@ -320,6 +321,49 @@ def run_codeexec(one: Set, directory: Path, workers: int, tag: str) -> tuple[flo
     return took, verdicts, [r.result.verdicts if r.result else "" for r in results]
 
 
+# A process that holds LiveCodeBench's prelude (as a sample's runner does) forks a child that does nothing,
+# or runs a trivial program on a stdin of its own, and reaps it: no judge that runs each test in a process
+# of its own can spend less on a test. Run in a fresh interpreter, nothing else loaded.
+_FLOOR = """
+import gc, os, sys, time
+namespace = {"__name__": "__main__"}
+exec(sys.argv[1], namespace)
+program = compile("a, b = map(int, input().split())\\nprint(a + b)\\n", "<program>", "exec")
+gc.freeze()
+for run in (False, True):
+    began = time.perf_counter()
+    for _ in range(500):
+        stdin = os.memfd_create("stdin")
+        os.write(stdin, b"1 2\\n")
+        os.lseek(stdin, 0, 0)
+        out_r, out_w = os.pipe()
+        pid = os.fork()
+        if pid == 0:
+            os.dup2(stdin, 0)
+            os.dup2(out_w, 1)
+            if run:
+                exec(program, namespace)
+                sys.stdout.flush()
+            os._exit(0)
+        os.close(stdin)
+        os.close(out_w)
+        os.waitpid(pid, 0)
+        os.read(out_r, 1024)
+        os.close(out_r)
+    print((time.perf_counter() - began) * 2)  # ms a fork: 500 of them
+"""
+
+
+def fork_floor() -> tuple[float, float]:
+    """ms a test costs at the least, in a process per test: (a fork that does nothing, one that runs a
+    trivial program), each forked from an interpreter holding LiveCodeBench's prelude."""
+    from codeexec.worker.judging.outputs import PRELUDES
+
+    done = subprocess.run([sys.executable, "-c", _FLOOR, PRELUDES["lcb"]], capture_output=True, text=True, check=True)
+    bare, trivial = map(float, done.stdout.split())
+    return bare, trivial
+
+
 def lcb_passed(graded: dict[str, dict], rows: list[dict]) -> list[bool]:
     """LiveCodeBench's verdict: every recorded code > 0 (pass_k_utils counts True > 0)."""
     return [
@@ -350,6 +394,18 @@ def why(set_name: str, sample: dict, ours: bool, theirs: bool) -> str:
     return ""
 
 
+def costs(one: dict[str, Any], twenty: dict[str, Any], workers: int) -> dict[str, tuple[float, float]]:
+    """Each judge's ms a sample (beyond its tests) and ms a test, of one worker's (process's) time, from the
+    trivial sets: 300 samples of 1 test and of 20, as many workers busy throughout."""
+    found = {}
+    for judge in ("codeexec", "lcb"):
+        if f"{judge}_s" in one and f"{judge}_s" in twenty:
+            per_sample_1, per_sample_20 = (1000 * workers * ran[f"{judge}_s"] / 300 for ran in (one, twenty))
+            test = (per_sample_20 - per_sample_1) / 19
+            found[judge] = (round(per_sample_1 - test, 2), round(test, 2))
+    return found
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--lcb-source", type=Path, help="a checkout of LiveCodeBench/LiveCodeBench")
@@ -359,6 +415,10 @@ def main() -> None:
     parser.add_argument("--json", type=Path, help="write the figures here too")
     args = parser.parse_args()
     figures: dict[str, Any] = {"cores": CORES, "workers": args.workers}
+    bare, trivial_ms = fork_floor()
+    figures["fork_floor_ms"] = {"nothing": round(bare, 3), "trivial program": round(trivial_ms, 3)}
+    print(f"a test's floor, a fork of the warm interpreter and its reaping: {bare:.2f} ms doing nothing, ", end="")
+    print(f"{trivial_ms:.2f} ms running a trivial program")
     with tempfile.TemporaryDirectory() as scratch:
         directory = Path(scratch)
         for name in args.sets.split(","):
@@ -410,6 +470,10 @@ def main() -> None:
                         result["lcb_flips"] = lcb_flips
                         print(f"beside {3 * CORES} busy loops: LCB {lcb_flips} verdicts flipped")
             figures[name] = result
+    if {"trivial-1", "trivial-20"} <= figures.keys():
+        figures["per_test_and_sample_ms"] = costs(figures["trivial-1"], figures["trivial-20"], args.workers)
+        for judge, (sample, test) in figures["per_test_and_sample_ms"].items():
+            print(f"{judge}: {sample:.2f} ms a sample and {test:.2f} ms a test, of a worker's time")
     if args.json:
         args.json.write_text(json.dumps(figures, indent=2) + "\n")
     json.dump(figures, sys.stdout, indent=2)
