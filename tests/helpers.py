@@ -10,7 +10,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -245,6 +245,14 @@ def submit(env: dict[str, str], suite: Suite, run: str, *extra: str) -> None:
     )
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == run
+
+
+def wait_until(condition: Callable[[], object], what: str) -> None:
+    """Wait for `condition`; past HANG_S, fail saying `what`."""
+    hang = time.monotonic() + HANG_S
+    while not condition():
+        assert time.monotonic() < hang, what
+        time.sleep(0.05)
 
 
 def wait_done(client: redis.Redis, run: str, at_least: int, timeout: float = 120) -> int:

@@ -16,7 +16,20 @@ import redis
 
 from codeexec.producer.server import EmbeddedServer
 from codeexec.worker.queue import keys
-from helpers import ROOT, Worker, assert_exact, codeexec, make_suite, report, submit, wait_done, write_jsonl
+from codeexec.worker.queue.leases import in_flight
+from helpers import (
+    HANG_S,
+    ROOT,
+    Worker,
+    assert_exact,
+    codeexec,
+    make_suite,
+    report,
+    submit,
+    wait_done,
+    wait_until,
+    write_jsonl,
+)
 
 
 @pytest.fixture
@@ -123,6 +136,42 @@ def test_redis_restart_mid_sweep(
     time.sleep(1.0)
     server.start()  # the same data directory: the append-only file brings everything back
     assert_exact(env, "restart", suite)
+
+
+def test_redis_restart_while_one_pool_process_runs_a_job_and_the_other_waits_for_one(
+    env: dict[str, str],
+    tmp_path: Path,
+    start_worker: Callable[..., Worker],
+    server: EmbeddedServer,
+    client: redis.Redis,
+) -> None:
+    # Redis goes away while the worker's consumer holds a tick it has not acknowledged (its job runs) and
+    # waits for the next one (a BRPOP in flight: the other pool process is free). Celery's clean-up of the
+    # lost connection ended the worker then (worker/queue/consumer.py): in 13 of 14 runs before the fix
+    # (which of its connections the consumer finds closed first may vary; tests/test_consumer.py makes that
+    # state every time). It must connect again, finish the job and take the next run's.
+    release = tmp_path / "release"  # the candidate runs until the test lets it end
+    problems = write_jsonl(tmp_path / "p.jsonl", [{"task_id": "t", "assertions": ["assert True"], "timeout_s": 30}])
+    held = f"import os, time\nwhile not os.path.exists({str(release)!r}):\n    time.sleep(0.01)\n"
+    samples = write_jsonl(tmp_path / "held.jsonl", [{"task_id": "t", "completion": held}])
+    # Without the sandbox, the candidate sees the file outside its directory.
+    worker = start_worker("w1", concurrency=2, extra_env={"CODEEXEC_SANDBOX": "off"})
+    out = codeexec(env, "submit", "--problems", str(problems), "--samples", str(samples), "--run", "held")
+    assert out.returncode == 0, out.stderr
+    waiting = lambda: any(found.get("cmd") == "brpop" for found in client.client_list())  # noqa: E731
+    wait_until(lambda: in_flight(client, "held") and waiting(), "the job never ran beside a consumer waiting")
+    server.stop()
+    server.start()
+    release.touch()
+    wait_until(lambda: waiting() or worker.process.poll() is not None, "the worker's consumer did not come back")
+    assert worker.process.poll() is None, f"the worker ended:\n{worker.log.read_text()}"
+    wait_until(lambda: int(client.hget(keys.stats("held"), keys.DONE) or 0) == 1, "the held job never finished")
+    assert report(env, "held")["outcomes"]["pass"] == 1
+    quick = write_jsonl(tmp_path / "quick.jsonl", [{"task_id": "t", "completion": "x = 1"}] * 3)
+    out = codeexec(env, "submit", "--problems", str(problems), "--samples", str(quick), "--run", "after")
+    assert out.returncode == 0, out.stderr
+    assert codeexec(env, "status", "after", "--wait", timeout=HANG_S).returncode == 0
+    assert worker.process.poll() is None, worker.log.read_text()
 
 
 def test_a_duplicated_delivery_is_counted_once(

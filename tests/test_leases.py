@@ -15,14 +15,7 @@ from test_distributed import assert_exact, report, submit, wait_done
 
 from codeexec.worker.queue import keys
 from codeexec.worker.queue.leases import LEASE_S, in_flight, workers
-from helpers import HANG_S, Worker, codeexec, make_suite, write_jsonl
-
-
-def wait_until(condition: Callable[[], bool], what: str) -> None:
-    hang = time.monotonic() + HANG_S
-    while not condition():
-        assert time.monotonic() < hang, what
-        time.sleep(0.05)
+from helpers import Worker, codeexec, make_suite, wait_until, write_jsonl
 
 
 def test_a_worker_killed_whole_costs_seconds_not_the_visibility_timeout(

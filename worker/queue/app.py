@@ -70,9 +70,11 @@ app.conf.update(
         "unacked_restore_interval": 5,
         "unacked_restore_throttle": 1,
     },
-    # Ride out a restart of Redis: a worker keeps reconnecting instead of exiting.
+    # Ride out a restart of Redis: a worker keeps reconnecting instead of exiting, and its consumer
+    # cleans up the lost connection without ending it (consumer.py says how Celery's own would).
     broker_connection_retry_on_startup=True,
     broker_connection_max_retries=None,
+    worker_consumer="codeexec.worker.queue.consumer:Consumer",
     # JSON only: a worker never unpickles what arrives from a shared Redis.
     task_serializer="json",
     accept_content=["json"],
