@@ -122,11 +122,9 @@ def wait_for(
             bar.update(task, completed=done, rate=f"{rate:,.1f} samples/s")
             if done != last_done:
                 last_change, last_done = time.monotonic(), done
-            elif time.monotonic() - last_change > _ALONE_S and not warned_alone:
-                environment = load_meta(client, run).environment
-                if not live_workers(client, environment):
-                    stderr.print(f"[yellow]{no_worker(environment)}", soft_wrap=True)
-                    warned_alone = True
+            elif time.monotonic() - last_change > _ALONE_S and not warned_alone and (alone := _alone(client, run)):
+                stderr.print(f"[yellow]{alone}", soft_wrap=True)
+                warned_alone = True
             elif time.monotonic() - last_change > _STALL_S:
                 _repair(client, run)
                 last_change = time.monotonic()
@@ -135,6 +133,12 @@ def wait_for(
                     f"run {run} was cancelled with {done} of {total} samples done (codeexec resume carries on)"
                 )
                 return
+
+
+def _alone(client: redis.Redis, run: str) -> str | None:
+    """What to say if no live worker takes the run's samples (none that serves its environment); None if one does."""
+    environment = load_meta(client, run).environment
+    return None if live_workers(client, environment) else no_worker(environment)
 
 
 def _repair(client: redis.Redis, run: str) -> None:

@@ -1,0 +1,61 @@
+"""`codeexec status --wait`'s watch of a run (producer/display.py's wait_for), on fakeredis: a run that stops
+moving is said to have no worker when none lives, and its lost jobs are sent again either way."""
+
+from __future__ import annotations
+
+import time
+from itertools import count
+from types import SimpleNamespace
+
+import fakeredis
+import pytest
+
+from codeexec.producer import display
+from codeexec.worker.models import RunMeta
+from codeexec.worker.queue import keys
+from codeexec.worker.queue.leases import Heart
+
+_POLLS = 1000  # far more than the watch needs here: only turns a watch that never repairs into a failure
+
+
+@pytest.mark.parametrize("worker_lives", [True, False])
+def test_a_run_that_stops_moving_is_repaired_whether_or_not_a_worker_lives(
+    worker_lives: bool, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # A run whose jobs were lost (a Redis that lost its last second of writes): past _STALL_S without
+    # progress the watch sends its pending samples again, and past _ALONE_S says so if no worker lives.
+    # With a live worker, the check for one once took every poll after _ALONE_S, and the repair never came.
+    client = fakeredis.FakeRedis(decode_responses=True)
+    meta = RunMeta(
+        run="r",
+        created=0.0,
+        status="queued",
+        problems="p.jsonl",
+        samples_path="s.jsonl",
+        samples_sha256="",
+        n_samples=1,
+        n_tasks=1,
+        timeout_s=3.0,
+        k=[1],
+    )
+    client.set(keys.meta("r"), meta.model_dump_json())
+    if worker_lives:
+        Heart(client).beat()
+    repaired = []
+
+    def repair(_: object, run: str) -> None:
+        repaired.append(run)
+        client.hset(keys.stats(run), keys.DONE, 1)  # as the workers would, once the samples are sent again
+
+    polls = count()
+
+    def poll(_: float) -> None:
+        assert next(polls) < _POLLS, "the watch never sent the lost jobs again"
+
+    monkeypatch.setattr(display, "_repair", repair)
+    monkeypatch.setattr(display, "_ALONE_S", 0.0)
+    monkeypatch.setattr(display, "_STALL_S", 0.0)
+    monkeypatch.setattr(display, "time", SimpleNamespace(monotonic=time.monotonic, sleep=poll))
+    display.wait_for(client, "r", show=False)
+    assert repaired == ["r"]
+    assert (display.NO_WORKER in capsys.readouterr().err) is not worker_lives
