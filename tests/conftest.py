@@ -19,9 +19,7 @@ from helpers import ROOT, Worker, interpreters
 # Candidates run under every supported Python the machine has; with CODEEXEC_TEST_CANDIDATES=own, under
 # the one running the tests only (.ci/run's runs under other Pythons: its first run covers the rest).
 INTERPRETERS = (
-    {sys.version_info.minor: sys.executable}
-    if os.environ.get("CODEEXEC_TEST_CANDIDATES") == "own"
-    else interpreters()
+    {sys.version_info.minor: sys.executable} if os.environ.get("CODEEXEC_TEST_CANDIDATES") == "own" else interpreters()
 )
 
 # Commands the tests start stop their workers when they end, unless a test asks for warm ones
