@@ -40,6 +40,7 @@ from codeexec.producer.report import progress
 from codeexec.producer.samples import read_samples
 from codeexec.producer.submit import new_meta, submit
 from codeexec.worker import environments
+from codeexec.worker.models import Problem
 from codeexec.worker.settings import get_settings
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "data" / "bigcodebench"
@@ -90,7 +91,8 @@ def main() -> None:
         warm.write_text(
             "".join(json.dumps({"task_id": r["task_id"], "solution": r["solution"]}) + "\n" for r in truth[:2])
         )
-        run_codeexec(client, warm, "warm")
+        problems = load_problems(str(PROBLEMS))
+        run_codeexec(client, problems, warm, "warm")
         print(
             f"{'set':<34} {'n':>5} {'codeexec s':>11} {'its floor s':>12} {'BigCodeBench s':>15} {'ratio':>7}"
             f" {'same status':>12}"
@@ -100,7 +102,7 @@ def main() -> None:
             samples.write_text(
                 "".join(json.dumps({"task_id": r["task_id"], "solution": r["solution"]}) + "\n" for r in chosen)
             )
-            ours, our_statuses, charged = run_codeexec(client, samples, f"set{number}")
+            ours, our_statuses, charged = run_codeexec(client, problems, samples, f"set{number}")
             began = time.monotonic()
             done = subprocess.run(
                 [environment.python, str(Path(__file__).with_name("bcb_ref.py")), str(PROBLEMS), str(samples),
@@ -118,9 +120,10 @@ def main() -> None:
             )
 
 
-def run_codeexec(client: redis.Redis, samples: Path, run: str) -> tuple[float, list[str], float]:
+def run_codeexec(
+    client: redis.Redis, problems: dict[str, Problem], samples: Path, run: str
+) -> tuple[float, list[str], float]:
     """Seconds from submission to the last result; each status; the seconds the samples were charged."""
-    problems = load_problems(str(PROBLEMS))
     began = time.monotonic()
     found = read_samples(samples, problems)
     meta = new_meta(run, str(PROBLEMS), found, 3.0, [1], isolation="fork", environment="bigcodebench")

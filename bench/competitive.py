@@ -235,6 +235,7 @@ def deepcoder_stdin(directory: Path, name: str) -> Set:
             given_input: (at, wanted)
             for at, (given_input, wanted) in enumerate(zip(cases.inputs, cases.outputs, strict=True))
         }
+        io = {"inputs": cases.inputs, "outputs": cases.outputs, "fn_name": None}
         for how, change in _STDIN_VARIANTS.items():
             code = (
                 f"import sys\nindex, wanted = {table!r}[sys.stdin.read()]\ncount = {len(cases.inputs)}\n"
@@ -242,7 +243,6 @@ def deepcoder_stdin(directory: Path, name: str) -> Set:
             )
             samples.append({"task_id": task_id, "solution": code, "variant": how})
             given.append(None)
-            io = {"inputs": cases.inputs, "outputs": cases.outputs, "fn_name": None}
             rows.append({"id": str(len(rows)), "input_output": io, "code": code})
     return Set(f"deepcoder-{name}", path, samples, given, rows)
 

@@ -198,3 +198,9 @@ def runner_config(**overrides: object) -> RunnerConfig:
         raise TypeError(f"unknown runner limit(s) {unknown}; known: {sorted(RunnerConfig.model_fields)}")
     base = get_settings().model_dump(include=set(RunnerConfig.model_fields))
     return RunnerConfig.model_validate(base | overrides)
+
+
+def with_preload(options: dict[str, object], modules: list[str]) -> dict[str, object]:
+    """`options` (RunnerConfig fields) whose preload is the one they give, then `modules` not in it yet."""
+    preload = runner_config(**options).preload
+    return options | {"preload": [*preload, *(name for name in modules if name not in preload)]}

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from codeexec.worker.judging.outputs import PRELOADS, PRELUDES, excerpt
 from codeexec.worker.models import CaseTests, JudgeMode, RunMeta
 from codeexec.worker.result import Outcome, RunResult, Verdict
-from codeexec.worker.settings import runner_config
+from codeexec.worker.settings import with_preload
 
 #: A test's verdict, as the sample's outcome when it is the first failing one.
 _OUTCOMES = {
@@ -53,8 +53,7 @@ class Plan:
         options = dict(options)
         if tests.memory_bytes is not None:
             options["memory_bytes"] = tests.memory_bytes
-        config = runner_config(**options)
-        options["preload"] = [*config.preload, *(name for name in PRELOADS[mode] if name not in config.preload)]
+        options = with_preload(options, PRELOADS[mode])
         return cls(
             mode=mode,
             time_limit_s=limit,

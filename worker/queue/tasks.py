@@ -25,7 +25,7 @@ from codeexec.worker.queue.app import app
 from codeexec.worker.queue.leases import Heart
 from codeexec.worker.queue.store import WorkerStore, connect
 from codeexec.worker.result import Outcome, RunResult
-from codeexec.worker.settings import get_settings, runner_config
+from codeexec.worker.settings import get_settings, with_preload
 
 log = logging.getLogger(__name__)
 _stores: dict[int, WorkerStore] = {}
@@ -121,10 +121,7 @@ def _options(db: WorkerStore, run: str, problem: Problem) -> dict[str, object] |
         if found is None:
             return None
         options |= found.runner_options()
-    if problem.preload:
-        preload = runner_config(**options).preload
-        options["preload"] = [*preload, *(name for name in problem.preload if name not in preload)]
-    return options
+    return with_preload(options, problem.preload) if problem.preload else options
 
 
 def _assertions(assertions: list[str], timeout_s: float, options: dict[str, object], code: str) -> RunResult:
