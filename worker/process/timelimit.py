@@ -41,6 +41,10 @@ class Limit:
     waited: int | None  # how long its main thread had waited for a CPU by then, ns; None: no figure
     pid: int | None  # its pid as this process sees it, for looking the figure up
     pauses: list[tuple[float, float]] = field(default_factory=list)  # (from, to): it waited on a late host
+    # The most it has been charged at a reading: a later reading can come out a little lower (a wait
+    # under way at the first is added to the kernel's figure only when it ends), and the time-out the
+    # first decided must not be reported as a charge under the limit.
+    most: float = 0.0
 
     def pause(self, since: float, until: float) -> None:
         self.pauses.append((since, until))
@@ -61,7 +65,8 @@ class Limit:
         return max(0.0, running - max(0, waited - self.waited) / 1e9)
 
     def charged_now(self, now: float) -> float:
-        return self.charged(now, self._waited_now())
+        self.most = max(self.most, self.charged(now, self._waited_now()))
+        return self.most
 
     def next_deadline(self, now: float) -> float | None:
         """When to look again, or None: its time is up (charged in full, or the ceiling reached)."""

@@ -433,10 +433,7 @@ class Watch:
                 f"the interpreter did not start within {self.config.startup_timeout_s:g} s{self._stderr()}",
             )
         now = time.monotonic()
-        charged = limit.charged_now(now)
-        # Which of the two ended it is the wall clock's to say: read again, the charge can come out a
-        # little under the limit that ended it (a wait under way at the deadline's reading is added
-        # to the kernel's figure only once it ends: timelimit.py).
+        charged = limit.charged_now(now)  # never under the reading that found its time up
         if now - limit.start >= limit.ceiling and charged < limit.timeout:  # the ceiling, not the limit
             detail = (
                 f"timed out: the wall-clock ceiling of {limit.ceiling:g} s ({self.config.wall_ceiling_factor:g} x the "
