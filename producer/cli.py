@@ -23,6 +23,7 @@ from codeexec.producer import resident
 from codeexec.producer.api import Codeexec, compare_runs, comparison_html, prepare, run_html
 from codeexec.producer.backend import backend
 from codeexec.producer.bigcodebench import ground_truth, ground_truth_line, write_bcb_results
+from codeexec.producer.environments import add_flags as add_environment_flags
 from codeexec.producer.environments import command as environment_command
 from codeexec.producer.evalplus import write_eval_results
 from codeexec.producer.flags import (
@@ -195,12 +196,9 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_parser(
         "doctor", parents=[shared], help="the protections candidates run under on this machine"
     ).add_argument("--json", action="store_true")
-    env = sub.add_parser("env", parents=[shared], help="build or list environments (a problem set's libraries)")
-    env.add_argument("action", choices=["build", "list"])
-    env.add_argument("name", nargs="?", help="bigcodebench, or a name of one's own (with --requirements)")
-    env.add_argument("--requirements", type=Path, help="its requirements file (default: the recipe's)")
-    env.add_argument("--python", help="the Python it is made with (default: the recipe's version, found here)")
-    env.add_argument("--preload", type=lambda text: [m for m in text.split(",") if m], help="modules, comma-separated")
+    add_environment_flags(
+        sub.add_parser("env", parents=[shared], help="build or list environments (a problem set's libraries)")
+    )
     flower = sub.add_parser("flower", parents=[shared], help="Celery's Flower monitor (needs codeexec[monitor])")
     flower.add_argument("--port", type=int, default=5555)
     return parser

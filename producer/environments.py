@@ -1,11 +1,17 @@
 """`codeexec env build`: an environment (worker/environments.py) made from PyPI into the data directory,
 a virtualenv of its own with a problem set's pinned libraries, for its candidates to run in.
 
-A recipe names the Python it needs, its requirements and the modules a warm interpreter preloads.
-BigCodeBench's is its own evaluation environment (Requirements/requirements-eval.txt, the pins as it
-gives them, and the pyarrow its Docker image adds) on CPython 3.10, which those pins need (numpy 1.21.2,
-scipy 1.7.2 and tensorflow 2.11.0 have no wheels for later Pythons). Any other environment is built from
-a requirements file of one's own.
+A recipe names the Python it needs, its requirements, the modules a warm interpreter preloads and the
+NLTK data its tasks read. BigCodeBench's is its own evaluation environment (Requirements/requirements-eval.txt,
+the pins as it gives them, and the pyarrow its Docker image adds) on CPython 3.10, which those pins need
+(numpy 1.21.2, scipy 1.7.2 and tensorflow 2.11.0 have no wheels for later Pythons). Any other environment is
+built from a requirements file of one's own.
+
+NLTK data comes from NLTK's own server (or a mirror's index), fetched by the environment's own nltk into
+the virtualenv's nltk_data, a place nltk searches (sys.prefix) and candidates may read. A candidate has
+no network, so a task's own nltk.download() cannot fetch it then: it fails, and the task finds the data
+fetched here. What could not be fetched is recorded in the manifest and said by `env build` and `env
+list`, never silent: the build goes on without it (a machine that reaches only package registries).
 
 An environment is built where it stays (a virtualenv cannot move), its manifest written last: a failed
 or interrupted build leaves none, never half of one that a worker would take for whole.
@@ -25,6 +31,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from codeexec.producer.flags import parse_names
 from codeexec.producer.inputs import InputError
 from codeexec.worker import environments
 from codeexec.worker.environments import MANIFEST, NAME, Environment
@@ -37,12 +44,14 @@ _PROBE_TIMEOUT_S = 600
 @dataclass(frozen=True)
 class Recipe:
     """How an environment is made: its Python (a version to find, unless one is given), its requirements
-    file, the modules a warm interpreter of it imports before forking, and its candidates' variables."""
+    file, the modules a warm interpreter of it imports before forking, its candidates' variables and the
+    NLTK data packages its tasks read."""
 
     python: str | None
     requirements: Path | None
     preload: tuple[str, ...] = ()
     variables: dict[str, str] = field(default_factory=dict)
+    nltk_data: tuple[str, ...] = ()
 
 
 RECIPES = {
@@ -72,6 +81,9 @@ RECIPES = {
         ),
         # No GUI: BigCodeBench's image has no display, and matplotlib picks a non-GUI backend there.
         variables={"MPLBACKEND": "Agg"},
+        # What its tasks read (26 use nltk): BigCodeBench's CI fetches punkt and stopwords, v0.1.5 makes
+        # 9 tasks call nltk.download() for them, and tasks 656, 726 and 734 download the other three.
+        nltk_data=("punkt", "stopwords", "words", "averaged_perceptron_tagger", "vader_lexicon"),
     ),
 }
 
@@ -82,10 +94,13 @@ def build(
     python: str | None = None,
     requirements: Path | None = None,
     preload: list[str] | None = None,
+    nltk_data: list[str] | None = None,
+    nltk_index: str | None = None,
     log: Callable[[str], object] = print,
 ) -> Environment:
     """Build the environment `name` (a recipe's, or one of `requirements`) and return it; InputError says
-    what is wrong. pip's own output goes to this process's stdout and stderr."""
+    what is wrong. pip's own output goes to this process's stdout and stderr. NLTK data comes from
+    `nltk_index` (a server's index.xml) or NLTK's own server."""
     if not NAME.fullmatch(name):
         raise InputError(f"environment {name!r}: use lower-case letters, digits, '.', '_' and '-'")
     recipe = RECIPES.get(name) or Recipe(python=None, requirements=None)
@@ -114,6 +129,8 @@ def build(
         variables["MPLCONFIGDIR"] = str(place / "venv" / "matplotlib")
         Path(variables["MPLCONFIGDIR"]).mkdir()
     failed = _probe(python_path, modules, variables)
+    wanted = list(nltk_data if nltk_data is not None else recipe.nltk_data)
+    missing = _fetch_nltk_data(python_path, wanted, place / "venv" / "nltk_data", nltk_index) if wanted else {}
     version = subprocess.run(
         [python_path, "-c", "import platform; print(platform.python_version())"], capture_output=True, text=True
     ).stdout.strip()
@@ -124,6 +141,8 @@ def build(
         requirements_sha256=hashlib.sha256(requirements.read_bytes()).hexdigest(),
         preload=[module for module in modules if module not in failed],
         not_preloaded=failed,
+        nltk_data=[package for package in wanted if package not in missing],
+        missing_data=missing,
         variables=variables,
         built=time.time(),
     )
@@ -178,22 +197,67 @@ def _probe(python: str, preload: list[str], variables: dict[str, str]) -> dict[s
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
+def _fetch_nltk_data(python: str, packages: list[str], into: Path, index: str | None) -> dict[str, str]:
+    """Fetch NLTK data packages with the environment's own nltk; why those that were not fetched failed."""
+    fetch = (
+        "import io, json, sys\n"
+        "from nltk.downloader import Downloader\n"
+        "downloader = Downloader(server_index_url=sys.argv[2] or None)\n"
+        "missing = {}\n"
+        "for package in sys.argv[3:]:\n"
+        "    try:\n"
+        "        downloader.download(package, download_dir=sys.argv[1], quiet=True, raise_on_error=True,\n"
+        "                            print_error_to=io.StringIO())\n"
+        "    except BaseException as exc:\n"
+        "        missing[package] = ' '.join(str(exc).split())[:300]\n"
+        "print(json.dumps(missing))\n"
+    )
+    done = subprocess.run(
+        [python, "-c", fetch, str(into), index or "", *packages], capture_output=True, text=True,
+        timeout=_PROBE_TIMEOUT_S,
+    )  # fmt: skip
+    if done.returncode != 0 or not done.stdout.strip():
+        reason = " ".join(done.stderr.split())[-300:] or f"exit status {done.returncode}"
+        return dict.fromkeys(packages, f"nltk did not run: {reason}")
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def add_flags(env: argparse.ArgumentParser) -> None:
+    """The flags of `codeexec env`."""
+    env.add_argument("action", choices=["build", "list"])
+    env.add_argument("name", nargs="?", help="bigcodebench, or a name of one's own (with --requirements)")
+    env.add_argument("--requirements", type=Path, help="its requirements file (default: the recipe's)")
+    env.add_argument("--python", help="the Python it is made with (default: the recipe's version, found here)")
+    env.add_argument("--preload", type=parse_names, help="modules, comma-separated (default: the recipe's)")
+    env.add_argument(
+        "--nltk-data", type=parse_names, help="NLTK data packages, comma-separated (default: the recipe's)"
+    )
+    env.add_argument("--nltk-index", help="the index.xml of NLTK data's server (default: NLTK's own)")
+
+
 def command(args: argparse.Namespace, data_dir: Path) -> int:
-    """`codeexec env build NAME` and `codeexec env list` (producer/cli.py's flags)."""
+    """`codeexec env build NAME` and `codeexec env list` (the flags above)."""
     if args.action == "list":
         found = environments.built(data_dir)
         for environment in found:
             print(f"{environment.name}: Python {environment.version}, {environment.python}")
             print(f"  preloads {', '.join(environment.preload) or 'nothing'}")
-            for module, why in environment.not_preloaded.items():
-                print(f"  not preloaded: {module} ({why})")
+            _say_what_is_missing(environment)
         if not found:
             print(f"no environment is built in {data_dir} (codeexec env build bigcodebench)")
         return 0
     if not args.name:
         raise InputError(f"codeexec env build: which environment? ({', '.join(RECIPES)}, or one of your own)")
-    built = build(args.name, data_dir, args.python, args.requirements, args.preload)
+    built = build(args.name, data_dir, args.python, args.requirements, args.preload, args.nltk_data, args.nltk_index)
     print(f"built environment {built.name} (Python {built.version}): workers that start from now on serve it")
-    for module, why in built.not_preloaded.items():
-        print(f"  not preloaded: {module} ({why})")
+    _say_what_is_missing(built)
     return 0
+
+
+def _say_what_is_missing(environment: Environment) -> None:
+    if environment.nltk_data:
+        print(f"  NLTK data: {', '.join(environment.nltk_data)}")
+    for module, why in environment.not_preloaded.items():
+        print(f"  not preloaded: {module} ({why})")
+    for package, why in environment.missing_data.items():
+        print(f"  without NLTK data {package}: tasks that read it fail ({why})")

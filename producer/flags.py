@@ -21,6 +21,11 @@ def parse_k(text: str) -> list[int]:
     return sorted(set(ks))
 
 
+def parse_names(text: str) -> list[str]:
+    """A comma-separated list of names (modules, data packages)."""
+    return [name for name in text.split(",") if name]
+
+
 def parse_timeout(text: str) -> float:
     try:
         value = float(text)

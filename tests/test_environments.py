@@ -4,9 +4,11 @@ have it take a run's jobs. A small environment stands in for BigCodeBench's (ben
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import time
+import zipfile
 from collections.abc import Callable
 from pathlib import Path
 
@@ -21,6 +23,7 @@ from helpers import Worker, wait_done, write_jsonl
 from helpers import codeexec as cli
 
 PACKAGE = "pyjokes==0.6.0"  # pure Python, a few kB: what the environment has and the worker's Python has not
+NLTK = "nltk==3.9.1"  # for the NLTK data an environment is built with
 TEST = """
 import sys, unittest
 
@@ -32,19 +35,37 @@ class TestCases(unittest.TestCase):
 """
 
 
+def nltk_server(root: Path) -> str:
+    """An NLTK data server of one package, "stopwords" (two English words), as files; its index's URL."""
+    archive = root / "stopwords.zip"
+    with zipfile.ZipFile(archive, "w") as package:
+        package.writestr("stopwords/english", "codeexec\nfixture\n")
+    index = root / "index.xml"
+    index.write_text(
+        '<?xml version="1.0"?>\n<nltk_data><packages>'
+        f'<package id="stopwords" subdir="corpora" url="{archive.as_uri()}" size="{archive.stat().st_size}" '
+        f'unzipped_size="17" checksum="{hashlib.md5(archive.read_bytes()).hexdigest()}" unzip="1"/>'
+        "</packages><collections/></nltk_data>\n"
+    )
+    return index.as_uri()
+
+
 @pytest.fixture(scope="module")
 def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A data directory holding the environment "tiny", built once by the command line, as a user would."""
+    """A data directory holding the environment "tiny", built once by the command line, as a user would,
+    with NLTK data from a server of the test's own: one package it has, one it has not."""
     data_dir = tmp_path_factory.mktemp("envs") / "data"
     requirements = data_dir.parent / "requirements.txt"
-    requirements.write_text(PACKAGE + "\n")
+    requirements.write_text(f"{PACKAGE}\n{NLTK}\n")
     env = {**os.environ, "CODEEXEC_DATA_DIR": str(data_dir)}
     done = cli(
         env, "env", "build", "tiny", "--requirements", str(requirements), "--preload", "pyjokes,no_such_module_here",
-        timeout=900,
+        "--nltk-data", "stopwords,no_such_corpus", "--nltk-index", nltk_server(data_dir.parent), timeout=900,
     )  # fmt: skip
     assert done.returncode == 0, done.stdout + done.stderr
     assert "not preloaded: no_such_module_here (ModuleNotFoundError" in done.stdout
+    assert "NLTK data: stopwords\n" in done.stdout
+    assert "without NLTK data no_such_corpus: tasks that read it fail (" in done.stdout
     return data_dir
 
 
@@ -52,9 +73,12 @@ def test_an_environment_is_built_with_what_it_preloads(built: Path) -> None:
     (environment,) = environments.built(built)
     assert environment.name == "tiny" and environment.preload == ["pyjokes"]
     assert list(environment.not_preloaded) == ["no_such_module_here"]
+    assert environment.nltk_data == ["stopwords"] and list(environment.missing_data) == ["no_such_corpus"]
+    assert "no_such_corpus" in environment.missing_data["no_such_corpus"]  # nltk's own "not found" error
     assert Path(environment.python).is_file() and environment.python.startswith(str(built))
     listed = cli({**os.environ, "CODEEXEC_DATA_DIR": str(built)}, "env", "list")
     assert listed.returncode == 0 and "tiny: Python " in listed.stdout and "preloads pyjokes" in listed.stdout
+    assert "without NLTK data no_such_corpus" in listed.stdout
 
 
 def test_a_failed_build_leaves_no_environment(tmp_path: Path) -> None:
@@ -73,9 +97,17 @@ def test_its_candidates_run_in_it_with_its_modules_preloaded_in_fork_mode(built:
     environment = environments.load(built, "tiny")
     assert environment is not None
     preloaded = "import sys\nwas_loaded = 'pyjokes' in sys.modules\ndef f():\n    return 1\n"
+    # As BigCodeBench's tasks do: nltk.download() fails (no network), and the data the build fetched is read.
+    nltk_data = (
+        "    def test_nltk_data(self):\n"
+        "        import nltk\n"
+        "        self.assertFalse(nltk.download('stopwords', quiet=True))\n"
+        "        from nltk.corpus import stopwords\n"
+        "        self.assertEqual(stopwords.words('english'), ['codeexec', 'fixture'])\n"
+    )
     tests = SuiteTests(
-        code=TEST + "    def test_preloaded(self):\n        self.assertEqual(was_loaded, PRELOADED)\n",
-        names=["TestCases.test_preloaded", "TestCases.test_the_environment_s_module"],
+        code=TEST + "    def test_preloaded(self):\n        self.assertEqual(was_loaded, PRELOADED)\n" + nltk_data,
+        names=["TestCases.test_nltk_data", "TestCases.test_preloaded", "TestCases.test_the_environment_s_module"],
     )
     code = preloaded + f"PRELOADED = {isolation == 'fork'}\n"
     result = run_suite(code, tests, 60, environment.runner_options())

@@ -38,6 +38,13 @@ class Environment(BaseModel):
     not_preloaded: dict[str, str] = Field(
         default_factory=dict, description="Modules of the recipe's preload list that did not import, and why."
     )
+    nltk_data: list[str] = Field(
+        default_factory=list, description="NLTK data packages in it (its virtualenv's nltk_data), for its tasks."
+    )
+    missing_data: dict[str, str] = Field(
+        default_factory=dict,
+        description="NLTK data packages its recipe names that could not be fetched when it was built, and why.",
+    )
     variables: dict[str, str] = Field(
         default_factory=dict, description="Set for its candidates (a non-GUI matplotlib, its config directory)."
     )
