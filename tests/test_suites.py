@@ -162,6 +162,52 @@ class TestCases(unittest.TestCase):
 
 
 @runner
+def test_bigcodebench_s_process_functions_are_in_place() -> None:
+    # What its safe_environment and swallow_io make of os's and subprocess's process functions, and a Pool,
+    # whose workers close their stdin as they start (the harness's stream is one they can close).
+    test = """
+import multiprocessing, signal, subprocess, unittest
+
+def square(x):
+    return x * x
+
+class TestCases(unittest.TestCase):
+    def test_the_guards(self):
+        self.assertEqual(os.system("kill -9 1"), 0)  # a "kill" command is not run
+        self.assertEqual(subprocess.check_output("ps aux", shell=True), b"")  # nor a "ps" one
+        self.assertEqual(subprocess.run(["sh", "-c", "echo hi"]).stdout, b"hi\\n")  # output captured unasked
+        self.assertIsNone(os.execv("/bin/sh", ["sh"]))  # nothing is executed, and this process goes on
+        started = subprocess.Popen(["sleep", "30"])
+        self.assertEqual(os.getpgid(started.pid), started.pid)  # in a session of its own
+        started.terminate()
+        self.assertEqual(started.wait(), -signal.SIGTERM)
+
+    def test_only_what_it_started_is_signalled(self):
+        other = multiprocessing.Process(target=signal.pause)
+        other.start()
+        os.kill(other.pid, signal.SIGKILL)  # not started by Popen: spared
+        other.join(0.5)
+        self.assertTrue(other.is_alive())
+        other.kill()  # multiprocessing's kill is os.kill too
+        other.join(0.5)
+        self.assertTrue(other.is_alive())
+
+    def test_a_pool(self):
+        with multiprocessing.Pool(2) as pool:
+            self.assertEqual(pool.map(square, [1, 2, 3]), [1, 4, 9])
+            pool.close()
+            pool.join()
+"""
+    result = run(bcb(test=test), "def task_func(x):\n    return 2 * x\n")
+    assert result.exit_code is Outcome.PASS, result
+    plain = run(bcb(test=test, suite_harness="codeexec"), "def task_func(x):\n    return 2 * x\n")
+    assert {test.name for test in plain.tests if test.outcome != "pass"} == {
+        "TestCases.test_the_guards",
+        "TestCases.test_only_what_it_started_is_signalled",
+    }
+
+
+@runner
 def test_calibration_puts_back_the_imports_an_answer_left_out() -> None:
     # BigCodeBench's calibrated programs: code_prompt and a stub body before the sample's own code.
     uses_helper = "def task_func(x):\n    return 2 * x * helper()\n"

@@ -2,6 +2,7 @@
 
 The host never imports these modules but sandbox and values: the candidate's interpreter loads them
 by path, from this directory, as top-level modules (child, running, sandbox, values, scripts for
-stdin tests, suites for test files, and serve for the zygote), so that each costs it only its cached
-bytecode. They import nothing but built-in modules and each other. child.py is where to start reading.
+stdin tests, suites and bigcodebench_harness for test files, and serve for the zygote), so that each
+costs it only its cached bytecode. They import nothing but built-in modules and each other. child.py
+is where to start reading.
 """

@@ -23,6 +23,7 @@ candidate ~0.25 ms, measured: so they are few):
     scripts.py      stdin tests: the program as a script on each test's input, a fork of this process
                     per test
     suites.py       tests that are a test file (unittest, pytest), run after the program as one module
+    bigcodebench_harness.py  what BigCodeBench's harness sets up around a task (its process functions)
     values.py       the safe encoding of what is sent, and digests of large values
     serve.py        the zygote (isolation "fork"): one warm interpreter, a fork per candidate
 

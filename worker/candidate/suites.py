@@ -7,8 +7,9 @@ The program and the test file are one module, `__test__` (the file `__test__.py`
 them: the tests use the program's names (its imports too), and tests that patch their own module
 (`@patch(__name__ + ".plt.show")`) find it in sys.modules. A test passes unless it fails or errors:
 a skip, an expected failure and an unexpected success pass, as in BigCodeBench (its rule is
-"no failures, no errors"). What a test prints goes nowhere with the bigcodebench harness (BigCodeBench's
-swallow_io); otherwise to the candidate's stdout, against its cap.
+"no failures, no errors"). With the bigcodebench harness a task runs as in BigCodeBench's own
+(bigcodebench_harness.py: what it prints goes nowhere, its process functions are BigCodeBench's);
+otherwise what a test prints goes to the candidate's stdout, against its cap.
 
     suite = {"framework": "unittest" | "pytest", "code": the test file's text,
              "classes": [name, ...] or None (every TestCase class of the module),
@@ -16,60 +17,12 @@ swallow_io); otherwise to the candidate's stdout, against its cap.
 """
 
 import builtins
-import os
 import sys
 
+import bigcodebench_harness
 from running import describe, message_of
 
 MODULE = "__test__"
-
-
-class Sink:
-    """BigCodeBench's swallow_io: what is written goes nowhere, a read fails."""
-
-    def write(self, text):
-        return len(text)
-
-    def writelines(self, lines):
-        pass
-
-    def flush(self):
-        pass
-
-    def isatty(self):
-        return False
-
-    def read(self, *args):
-        raise OSError("stdin is not readable")
-
-    readline = readlines = read
-
-
-def bigcodebench_harness(namespace: dict) -> None:
-    """What BigCodeBench 0.2.5's reliability_guard and unsafe_execute set up before a task runs: UTC,
-    one OpenMP thread, TensorFlow quiet, exit() and quit() None, os, sys and os.environ in the module's
-    namespace, matplotlib's figures closed (its pyplot imported, as BigCodeBench imports it in every
-    child: preloaded in fork mode, it costs nothing here)."""
-    import time
-
-    os.environ.update(TZ="UTC", OMP_NUM_THREADS="1", TF_CPP_MIN_LOG_LEVEL="3", TF_ENABLE_ONEDNN_OPTS="0")
-    time.tzset()
-    try:
-        import faulthandler
-
-        faulthandler.disable()
-    except ImportError:
-        pass
-    builtins.exit = builtins.quit = None
-    try:
-        import matplotlib.pyplot as plt
-
-        plt.close("all")
-    except BaseException:  # not installed: the tasks that need it fail on their own import
-        pass
-    namespace.update(sys=sys, os=os, environ=os.environ)
-    sink = Sink()
-    sys.stdout = sys.stderr = sys.stdin = sink
 
 
 def run_suite(candidate: str, suite: dict, report) -> tuple[str, str, str | None]:
@@ -80,7 +33,7 @@ def run_suite(candidate: str, suite: dict, report) -> tuple[str, str, str | None
     namespace = module.__dict__
     namespace.update(__file__=f"{MODULE}.py", __package__=None, __builtins__=builtins)
     if suite["harness"] == "bigcodebench":
-        bigcodebench_harness(namespace)
+        bigcodebench_harness.set_up(namespace)
     source = candidate + "\n" + suite["code"]
     if suite["framework"] == "pytest":
         return run_pytest(source, suite, report)
