@@ -16,7 +16,7 @@ and shows its statuses for those samples this time: a difference that moves is E
     python bench/agreement.py [FILE ...] [--problems humaneval|PATH] [--workers N] [--json OUT]
     python bench/agreement.py --mbpp [--mbpp-original-tests]   # Reflexion's GPT-4 MBPP solutions
     python bench/agreement.py --humanevalplus [--rerun-evalplus]
-    python bench/agreement.py --bigcodebench [--preload-check FILE]
+    python bench/agreement.py --bigcodebench [--preload-check FILE] [--bcb-source DIR]
 
 With --bigcodebench, the files are ../shared/data/bigcodebench/qwen2.5-coder-base/*/*/ (Qwen2.5-Coder 1.5B and
 7B base, full and hard, 2,576 greedy samples) on BigCodeBench v0.1.0_hf, the version they were judged on, in
@@ -24,7 +24,10 @@ the bigcodebench environment (codeexec env build bigcodebench, in CODEEXEC_DATA_
 were judged with (address space 128 GiB, data 4 GiB, stack 5 MiB): per file, the share of
 samples with BigCodeBench's status (pass, fail, timeout), and pass@1 by both. Goals: >= 99 % the same, pass@1
 within 0.5 point per file. Then one file (--preload-check, default 7B hard) again with isolation fresh, no
-module preloaded: the samples whose status moved (goal: none).
+module preloaded: the samples whose status moved (goal: none). With --bcb-source DIR (bigcodebench 0.2.5 installed
+there: pip install --no-deps --target DIR bigcodebench==0.2.5), BigCodeBench's own evaluator then runs every file
+on this machine, in the same environment, with the same limits (bench/bcb_ref.py), and each file's statuses are
+compared three ways: codeexec's, that evaluator's here, and the reference's.
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import subprocess
 import sys
 import tempfile
 import time
@@ -96,11 +100,12 @@ def main() -> None:
     parser.add_argument(
         "--preload-check", type=Path, default=QWEN / "7b-base" / "hard" / "completion-sanitized-calibrated.jsonl"
     )
+    parser.add_argument("--bcb-source", type=Path, help="with --bigcodebench: see above")
     parser.add_argument("--workers", type=int, default=os.cpu_count() or 1)
     parser.add_argument("--json", type=Path, help="also write every figure and disagreement here")
     args = parser.parse_args()
     if args.bigcodebench:
-        bigcodebench(args.workers, args.preload_check, args.json)
+        bigcodebench(args.workers, args.preload_check, args.json, args.bcb_source)
         return
     with tempfile.TemporaryDirectory() as tmp:
         if args.mbpp:
@@ -135,8 +140,9 @@ def main() -> None:
     report(results, args.json)
 
 
-def bigcodebench(workers: int, preload_check: Path, json_out: Path | None) -> None:
-    """Submit each Qwen file (and the preload check's again, in fresh interpreters) and compare."""
+def bigcodebench(workers: int, preload_check: Path, json_out: Path | None, bcb_source: Path | None) -> None:
+    """Submit each Qwen file (and the preload check's again, in fresh interpreters) and compare; then, with
+    `bcb_source`, run BigCodeBench's own evaluator on each file here and compare the three."""
     problems_path = BIGCODEBENCH / "problems" / "BigCodeBench-v0.1.0_hf.jsonl.gz"
     # The limits these verdicts were made with (Qwen2.5-Coder's vendored BigCodeBench: address space 128 GiB,
     # data 4 GiB, stack 5 MiB), not bigcodebench 0.2.5's defaults: TensorFlow's tasks die at 4 GiB of data.
@@ -173,7 +179,55 @@ def bigcodebench(workers: int, preload_check: Path, json_out: Path | None) -> No
             results = [compare_bigcodebench(client, run, runs[run], _eval_results(runs[run])) for run in judged]
             twin = judged[files.index(preload_check)]
             moved = _moved(client, twin, fresh, preload_check)
+            ours = {runs[run]: _statuses(client, run, runs[run]) for run in judged}
     report_bigcodebench(results, moved, preload_check, json_out)
+    if bcb_source is not None:
+        python = built / "bigcodebench" / "venv" / "bin" / "python"
+        three_ways({path: (statuses, _bcb_here(python, bcb_source, problems_path, path, workers))
+                    for path, statuses in ours.items()})  # fmt: skip
+
+
+def _bcb_here(python: Path, source: Path, problems: Path, samples: Path, workers: int) -> list[str]:
+    """BigCodeBench 0.2.5's statuses of a samples file, its evaluator run here with the reference's limits."""
+    print(f"BigCodeBench's evaluator on {'/'.join(samples.parts[-3:-1])} ...", file=sys.stderr)
+    command = [str(python), str(Path(__file__).with_name("bcb_ref.py")), str(problems), str(samples)]
+    command += ["--parallel", str(workers), "--limits", "131072,4096,5"]
+    done = subprocess.run(command, capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(source)})
+    if done.returncode != 0:
+        sys.exit(f"BigCodeBench's evaluator failed on {samples}: {done.stderr[-2000:]}")
+    return json.loads(done.stdout.strip().splitlines()[-1])["statuses"]
+
+
+def three_ways(found: dict[Path, tuple[list[str | None], list[str]]]) -> None:
+    """Per file: codeexec's statuses against BigCodeBench's evaluator's here and against the reference's,
+    pass@1 by each, and every sample where codeexec and the evaluator here differ."""
+    print(f"\n{'file':<16} {'n':>5} {'ours = here':>12} {'here = ref':>11} {'ours = ref':>11}  pass@1 ref/here/ours")
+    totals = [0, 0, 0, 0]
+    differing = []
+    for path, (ours, here) in found.items():
+        tasks = [json.loads(line)["task_id"] for line in path.open()]
+        eval_results = json.loads(_eval_results(path).read_text())["eval"]
+        reference = [eval_results[task][0]["status"] for task in tasks]
+        counts = [
+            len(tasks),
+            sum(a == b for a, b in zip(ours, here, strict=True)),
+            sum(a == b for a, b in zip(here, reference, strict=True)),
+            sum(a == b for a, b in zip(ours, reference, strict=True)),
+        ]
+        totals = [total + count for total, count in zip(totals, counts, strict=True)]
+        name = "/".join(path.parts[-3:-1])
+        rates = " ".join(f"{count:>5} {count / counts[0]:>6.2%}" for count in counts[1:])
+        pass1 = "/".join(f"{100 * statuses.count('pass') / len(tasks):.2f}" for statuses in (reference, here, ours))
+        print(f"{name:<16} {counts[0]:>5} {rates}  {pass1}")
+        differing += [
+            f"- {name} {task}: codeexec {a}, BigCodeBench here {b}, reference {c}"
+            for task, a, b, c in zip(tasks, ours, here, reference, strict=True)
+            if a != b
+        ]
+    n = totals[0]
+    print(f"all: ours = here {totals[1]}/{n} ({totals[1] / n:.2%}), here = reference {totals[2]}/{n}, ", end="")
+    print(f"ours = reference {totals[3]}/{n}")
+    print("\n".join(differing))
 
 
 def _eval_results(samples: Path) -> Path:
@@ -181,14 +235,17 @@ def _eval_results(samples: Path) -> Path:
     return found
 
 
-def _moved(client: object, preloaded: str, fresh: str, samples: Path) -> list[str]:
-    """The samples whose status is not the same in the two runs of one file."""
+def _statuses(client: object, run: str, samples: Path) -> list[str | None]:
+    """Each sample's BigCodeBench status in the run, in the samples file's order."""
     from codeexec.producer.inputs import read_jsonl
     from codeexec.producer.persample import with_results
 
-    records = list(read_jsonl(samples))
-    one = [status(s.result)[0] if s.result else None for s in with_results(client, preloaded, records)]
-    two = [status(s.result)[0] if s.result else None for s in with_results(client, fresh, records)]
+    return [status(s.result)[0] if s.result else None for s in with_results(client, run, list(read_jsonl(samples)))]
+
+
+def _moved(client: object, preloaded: str, fresh: str, samples: Path) -> list[str]:
+    """The samples whose status is not the same in the two runs of one file."""
+    one, two = _statuses(client, preloaded, samples), _statuses(client, fresh, samples)
     return [f"line {n}: {a} preloaded, {b} fresh" for n, (a, b) in enumerate(zip(one, two, strict=True), 1) if a != b]
 
 
