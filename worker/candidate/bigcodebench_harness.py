@@ -75,8 +75,8 @@ def set_up(namespace: dict) -> None:
 def guard_processes() -> None:
     """safe_environment's replacements of os's and subprocess's process functions. Each says what it did
     on stdout (swallowed), as there: in a child whose stdout multiprocessing closed, that print fails."""
-    import signal
     import subprocess
+    from _signal import SIGTERM
 
     me, my_group = os.getpid(), os.getpgid(0)
     started = []  # the pids of the programs Popen started
@@ -133,11 +133,11 @@ def guard_processes() -> None:
 
         def kill(self):
             print(f"Intercepted kill call for PID {self.pid}")
-            safe_kill(self.pid, signal.SIGTERM)
+            safe_kill(self.pid, SIGTERM)
 
         def terminate(self):
             print(f"Intercepted terminate call for PID {self.pid}")
-            safe_kill(self.pid, signal.SIGTERM)
+            safe_kill(self.pid, SIGTERM)
 
     def safe_popen(command):
         print(f"Intercepted os.popen command: {command}")
