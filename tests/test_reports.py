@@ -20,11 +20,11 @@ from hypothesis import strategies as st
 
 from codeexec.producer.api import compare_runs
 from codeexec.producer.intervals import bootstrap_interval, fisher_exact, moved
-from codeexec.worker.models import RunMeta, StoredResult
+from codeexec.worker.models import StoredResult
 from codeexec.worker.queue import keys
 from codeexec.worker.queue.store import WorkerStore
 from codeexec.worker.result import Outcome
-from helpers import SHARED, codeexec, write_jsonl
+from helpers import SHARED, codeexec, store_meta, write_jsonl
 
 REFERENCE = SHARED / "humaneval-reference" / "qwen2.5-coder-1.5b-base.jsonl_results.jsonl"
 
@@ -173,11 +173,7 @@ def test_reports_and_comparisons_of_real_runs(env: dict[str, str], tmp_path: Pat
 
 def stored_run(db: fakeredis.FakeRedis, run: str, counts: dict[str, tuple[int, int]]) -> None:
     """A run whose tasks have (n, c) results, recorded as workers record them."""
-    meta = RunMeta(
-        run=run, created=0.0, status="queued", problems="p", samples_path="s", samples_sha256="x",
-        n_samples=sum(n for n, _ in counts.values()), n_tasks=len(counts), timeout_s=3.0, k=[1],
-    )  # fmt: skip
-    db.set(keys.meta(run), meta.model_dump_json())
+    store_meta(db, run, n_samples=sum(n for n, _ in counts.values()), n_tasks=len(counts))
     store = WorkerStore(db)
     for task_id, (n, c) in counts.items():
         db.hset(keys.expected(run), task_id, n)

@@ -11,9 +11,9 @@ import fakeredis
 import pytest
 
 from codeexec.producer import display
-from codeexec.worker.models import RunMeta
 from codeexec.worker.queue import keys
 from codeexec.worker.queue.leases import Heart
+from helpers import store_meta
 
 _POLLS = 1000  # far more than the watch needs here: only turns a watch that never repairs into a failure
 
@@ -26,19 +26,7 @@ def test_a_run_that_stops_moving_is_repaired_whether_or_not_a_worker_lives(
     # progress the watch sends its pending samples again, and past _ALONE_S says so if no worker lives.
     # With a live worker, the check for one once took every poll after _ALONE_S, and the repair never came.
     client = fakeredis.FakeRedis(decode_responses=True)
-    meta = RunMeta(
-        run="r",
-        created=0.0,
-        status="queued",
-        problems="p.jsonl",
-        samples_path="s.jsonl",
-        samples_sha256="",
-        n_samples=1,
-        n_tasks=1,
-        timeout_s=3.0,
-        k=[1],
-    )
-    client.set(keys.meta("r"), meta.model_dump_json())
+    store_meta(client, "r", n_samples=1, n_tasks=1)
     if worker_lives:
         Heart(client).beat()
     repaired = []

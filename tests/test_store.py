@@ -10,6 +10,7 @@ from codeexec.worker.models import RunMeta, Sample, SampleKind, StoredResult
 from codeexec.worker.queue import keys
 from codeexec.worker.queue.store import WorkerStore
 from codeexec.worker.result import Outcome
+from helpers import store_meta
 
 RUN = "unit"
 
@@ -17,19 +18,7 @@ RUN = "unit"
 @pytest.fixture
 def db() -> fakeredis.FakeRedis:
     client = fakeredis.FakeRedis(decode_responses=True)
-    meta = RunMeta(
-        run=RUN,
-        created=0.0,
-        status="queued",
-        problems="p",
-        samples_path="s",
-        samples_sha256="x",
-        n_samples=0,
-        n_tasks=0,
-        timeout_s=3.0,
-        k=[1],
-    )
-    client.set(keys.meta(RUN), meta.model_dump_json())
+    store_meta(client, RUN)
     return client
 
 
