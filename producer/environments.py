@@ -242,7 +242,7 @@ def command(args: argparse.Namespace, data_dir: Path) -> int:
         for environment in found:
             print(f"{environment.name}: Python {environment.version}, {environment.python}")
             print(f"  preloads {', '.join(environment.preload) or 'nothing'}")
-            _say_what_is_missing(environment)
+            _say_what_it_has_and_lacks(environment)
         if not found:
             print(f"no environment is built in {data_dir} (codeexec env build bigcodebench)")
         return 0
@@ -250,11 +250,11 @@ def command(args: argparse.Namespace, data_dir: Path) -> int:
         raise InputError(f"codeexec env build: which environment? ({', '.join(RECIPES)}, or one of your own)")
     built = build(args.name, data_dir, args.python, args.requirements, args.preload, args.nltk_data, args.nltk_index)
     print(f"built environment {built.name} (Python {built.version}): workers that start from now on serve it")
-    _say_what_is_missing(built)
+    _say_what_it_has_and_lacks(built)
     return 0
 
 
-def _say_what_is_missing(environment: Environment) -> None:
+def _say_what_it_has_and_lacks(environment: Environment) -> None:
     if environment.nltk_data:
         print(f"  NLTK data: {', '.join(environment.nltk_data)}")
     for module, why in environment.not_preloaded.items():
