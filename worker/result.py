@@ -76,6 +76,20 @@ class Check(BaseModel):
     stopped: str | None = Field(None, description="'budget': it ran out of its time budget before its end.")
 
 
+class ScriptEnd(BaseModel):
+    """How a program run as a script ended (worker/judging/script.py; the HTTP service's /run_code)."""
+
+    ended: Literal["exited", "time_limit", "output_limit"] = Field(
+        description="exited: it ended by itself, or by a signal (status -N); time_limit: stopped at its time "
+        "limit; output_limit: stopped when its stdout or stderr went over its cap."
+    )
+    status: int | None = Field(description="The status it exited with (-N: killed by signal N); None if stopped.")
+    stdout: str
+    stderr: str
+    wall_s: float = Field(description="Wall-clock seconds from its start to its end.")
+    charged_s: float = Field(description="Seconds counted against its limit (worker/process/timelimit.py).")
+
+
 class RunResult(BaseModel):
     exit_code: Outcome
     score: float = Field(ge=0.0, le=1.0, description="Assertions passed / assertions supplied.")
@@ -118,6 +132,10 @@ class RunResult(BaseModel):
     )
     tests: list[TestOutcome] = Field(
         default_factory=list, description="Test files (worker/judging/suites.py): each test that ran, in order."
+    )
+    script: ScriptEnd | None = Field(None, description="A script (worker/judging/script.py): how it ended.")
+    files: dict[str, str] = Field(
+        default_factory=dict, description="Files read back from the working directory after the run, base64."
     )
 
     @property

@@ -157,6 +157,32 @@ class Settings(BaseSettings, RunnerConfig):
         None, gt=0, description="Seconds before an unacknowledged job goes to another worker (default: see below)."
     )
 
+    # -- the HTTP service (codeexec serve: producer/service.py) ---------------------------------
+    serve_host: str = Field("127.0.0.1", description="Where the service listens: loopback unless told otherwise.")
+    serve_port: int = Field(8080, ge=0, le=65535, description="Its port (SandboxFusion's).")
+    serve_token: str | None = Field(
+        None,
+        min_length=16,
+        description="The bearer token every request must carry (Authorization: Bearer, or a /t/<token>/ path "
+        "prefix for clients that send no header); required where the service listens beyond loopback.",
+    )
+    serve_max_body_bytes: int = Field(32 << 20, gt=0, description="The largest request body it reads (else 413).")
+    serve_max_queued: int = Field(
+        2048,
+        ge=1,
+        description="Jobs of the service waiting for a worker beyond which a new request is turned away at once "
+        "(504 for /run_code, the one status verl retries; 429 for a batch; both with Retry-After), rather "
+        "than held until its client gives up.",
+    )
+    serve_run: str = Field(
+        "serve",
+        description="The run the service's requests are jobs of: servers with the same name share it, and it "
+        "shares the workers with other runs by the fair-share rule (worker/queue/schedule.py).",
+    )
+    serve_keep_s: float = Field(
+        3600.0, gt=0, description="How long a request's or a batch's results are kept for its client to collect."
+    )
+
     @field_validator("data_dir")
     @classmethod
     def _absolute(cls, data_dir: Path) -> Path:

@@ -41,7 +41,7 @@ from _signal import SIGKILL
 
 # The other sections of this script, each a module beside it (worker/candidate/__init__.py).
 from running import flush_output, guards, run, run_io
-from sandbox import Plan, confine, confined, libc, loopback_up, missing, prepare, restrict_calls, ruleset
+from sandbox import Plan, clear_scratch, confine, confined, libc, loopback_up, missing, prepare, restrict_calls, ruleset
 from scripts import run_tests
 from suites import run_suite
 
@@ -80,14 +80,17 @@ _open, _close, _monotonic_ns = os.open, os.close, time.monotonic_ns
 #       then waits for the host's answer, one byte: b"p" (the test holds), b"m" (it failed: evaluate
 #       the message and raise the AssertionError) or b"x" (testing the value raised: the host has the
 #       exception). The host answers the first such line for each assertion, and judges that value.
-#   {"nonce": N, "event": "test", "index": I, "ended": E, "detail": D, "stdout": L, "ns": C, "began": B,
-#    "clock": T}
-#       only when run with `stdio` (stdin tests: scripts.py), once test I's process and all it started
-#       are gone: E is "pass" or "error" (the program's own account of how it ended; D says why, as
+#   {"nonce": N, "event": "test", "index": I, "ended": E, "detail": D, "stdout": L, "stderr": K, "status": S,
+#    "ns": C, "began": B, "clock": T}
+#       only when run with `stdio` (stdin tests and scripts: scripts.py), once test I's process and all it
+#       started are gone: E is "pass" or "error" (the program's own account of how it ended; D says why, as
 #       "finished" does), "limit" (it was charged its limit), "output" (over a cap: D says which) or
 #       "killed" (a signal or an exit status ended it). What it printed, L bytes, was written to stdout
-#       just before this line. C: the ns it was charged; B, T: CLOCK_MONOTONIC in ns at its fork and its
-#       end. The child then waits for the host's answer, one byte: b"c" (run the next test) or b"s" (stop).
+#       just before this line, and K bytes of what it wrote to stderr (a script's; 0 for a stdin test,
+#       whose stderr is only counted) to stderr. S: the status its process ended with, as
+#       os.waitstatus_to_exitcode() gives it (-N: signal N), or null where the runner stopped it ("limit",
+#       "output"). C: the ns it was charged; B, T: CLOCK_MONOTONIC in ns at its fork and its end. The
+#       child then waits for the host's answer, one byte: b"c" (run the next test) or b"s" (stop).
 #   {"nonce": N, "event": "unit", "name": K, "ended": E, "detail": D}
 #       only when run with `suite` (a test file: suites.py), as each of its tests ends: K is its name
 #       ("Class.test_x", "test_y"), E "pass", "fail", "error" or "skip", D the end of its traceback (or
@@ -436,6 +439,7 @@ def main(
         protections, plan, rules, install_guards = forked
         if protections["pid_namespace"] == "on":
             start_under_init(lifeline_fd)
+    clear_scratch(plan)  # a zygote's, shared by its candidates one after another
     # In the candidate's own process from here. The runner of stdin tests confines each test's process
     # instead, and runs none of the program itself (scripts.py).
     protections |= confine(plan, rules) if stdio is None else confined(plan, rules)
@@ -453,9 +457,11 @@ def main(
         # kill(-1) between tests is this namespace's only where the runner is its second process.
         contained = protections["pid_namespace"] == "on" and _getpid() == 2
 
-        def report_test(index: int, ended: str, detail: str, stdout: int, ns: int, began: int, clock: int) -> bool:
-            fields = {"ended": ended, "detail": detail, "stdout": stdout, "ns": ns, "began": began, "clock": clock}
-            send(record_fd, nonce, "test", index=index, **fields)
+        def report_test(
+            index: int, ended: str, detail: str, printed: tuple, status: int | None, ns: int, began: int, clock: int
+        ) -> bool:
+            fields = {"ended": ended, "detail": detail, "stdout": printed[0], "stderr": printed[1], "status": status}
+            send(record_fd, nonce, "test", index=index, ns=ns, began=began, clock=clock, **fields)
             return _read(record_fd, 1) == b"c"
 
         sandboxed = (plan, rules, {name: protections[name] for name in ("filesystem", "signals", "capabilities")})

@@ -37,7 +37,10 @@ and nothing else: execve is allowed, and Landlock lets the system's own program 
 program written there does, the candidate's code could do itself under the same sandbox); the network
 namespace's loopback is up, and Landlock's TCP rules are not made (the namespace holds nothing else to
 reach); a few more system files may be read (RELAXED_READ_PATHS: user
-and host names, the shell's). What an executed program does is bounded as its parent is: the same
+and host names, the shell's); and SCRATCH (/mnt) is a directory of the candidate's own, an empty tmpfs
+in a mount namespace of the zygote's (or the fresh candidate's), which it may write as its working
+directory (programs written for SandboxFusion's runners write there), and which is emptied before each
+candidate starts (child.py). What an executed program does is bounded as its parent is: the same
 namespaces, seccomp filter, Landlock domain, no capabilities and no_new_privs (a setuid binary gains
 nothing).
 
@@ -94,6 +97,11 @@ RELAXED_READ_PATHS = (
 DEVICES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom")
 #: Where POSIX semaphores and shared memory live (glibc's sem_open): multiprocessing's locks and queues.
 SHARED_MEMORY = "/dev/shm"
+#: The relaxed posture's private directory outside the working directory (private_scratch()). The host's
+#: worker/process/workfiles.py names it too.
+SCRATCH = "/mnt"
+_CLONE_NEWNS = 0x20000
+_MS_NOSUID, _MS_NODEV, _MS_REC, _MS_PRIVATE = 0x2, 0x4, 0x4000, 0x40000
 
 # ---- system calls (the filter itself: worker/process/seccomp.py) -------------------------------------
 
@@ -124,11 +132,12 @@ class Plan:
     zygote, or a fresh candidate's interpreter): the calls (through _ctypes), descriptors of the paths
     Landlock's rules name with each rule's bytes, and the seccomp program (`program`: seccomp_filter()'s,
     which the host builds once: building it here would cost every fresh candidate ~0.5 ms). `relaxed`:
-    the relaxed posture's rules (above)."""
+    the relaxed posture's rules (above); `scratch`: SCRATCH is private, and written as the working directory."""
 
-    def __init__(self, program: bytes | None, relaxed: bool = False) -> None:
+    def __init__(self, program: bytes | None, relaxed: bool = False, scratch: bool = False) -> None:
         import _ctypes
 
+        self.scratch = scratch
         self.machine = os.uname().machine
         self.call = libc()
         self.abi = self._landlock_abi()
@@ -148,6 +157,8 @@ class Plan:
             wanted += [(path, read) for path in RELAXED_READ_PATHS]
         wanted += [(path, _READ_FILE | _WRITE_FILE | _TRUNCATE) for path in DEVICES]
         wanted.append((SHARED_MEMORY, _READ_FILE | _WRITE_FILE | _TRUNCATE | _MAKE_REG | _REMOVE_FILE))
+        if scratch:
+            wanted.append((SCRATCH, self.workdir_rights))
         # (descriptor, struct landlock_path_beneath_attr) of each rule: a candidate only adds them. One
         # rule per file or directory (/lib is often /usr/lib): realpath() would cost more than a rule.
         self.rules: list[tuple[int, bytes]] = []
@@ -271,15 +282,51 @@ def missing(protections: dict[str, str], pid_namespace: str, sandbox: str) -> li
     ]
 
 
+def private_scratch() -> bool:
+    """Make SCRATCH this process's own (and its forks'): a new mount namespace, whose mounts no longer
+    propagate to or from the host's, with an empty tmpfs on SCRATCH. Only in a user namespace this process
+    has just made (its capabilities are that namespace's, over nothing of the host's). Whether it is made:
+    where the kernel refuses, SCRATCH stays the host's, and no rule lets a candidate write it."""
+    call = libc()
+    try:
+        call("unshare", _CLONE_NEWNS)
+        call("mount", b"none", b"/", 0, _MS_REC | _MS_PRIVATE, 0)
+        call("mount", b"tmpfs", SCRATCH.encode(), b"tmpfs", _MS_NOSUID | _MS_NODEV, b"size=256m,mode=0700")
+    except OSError:
+        return False
+    return True
+
+
 def prepare(setting: str, program: bytes | None, relaxed: bool = False) -> Plan | str:
     """The plan, or the state every protection of it is in: "off" (the setting), "refused: <why>".
-    `program`: seccomp_filter()'s; `relaxed`: the relaxed posture."""
+    `program`: seccomp_filter()'s; `relaxed`: the relaxed posture, whose SCRATCH is made private here
+    (private_scratch(): after the namespaces, before the filter that refuses mount)."""
     if setting == "off":
         return "off"
     try:
-        return Plan(program, relaxed)
+        return Plan(program, relaxed, relaxed and private_scratch())
     except (ImportError, OSError) as exc:
         return f"refused: {exc}"
+
+
+def clear_scratch(plan: Plan | str) -> None:
+    """Empty SCRATCH where it is private: before each candidate, what the one before it left goes."""
+    if isinstance(plan, Plan) and plan.scratch:
+        empty(SCRATCH)
+
+
+def empty(directory: str) -> None:
+    """Remove what is in `directory` (what cannot be removed stays)."""
+    try:
+        with os.scandir(directory) as entries:
+            for entry in entries:
+                if entry.is_dir(follow_symlinks=False):
+                    empty(entry.path)
+                    os.rmdir(entry.path)
+                else:
+                    os.unlink(entry.path)
+    except OSError:
+        pass
 
 
 def restrict_calls(plan: Plan | str) -> str:

@@ -24,10 +24,17 @@ the forks), ~3 ms here against ~10 ms (docs/benchmarks.md), and no test can reac
 - what a test wrote in the working directory is removed before the next starts.
 
     stdio = {"prelude": code, "inputs": marshal data of [bytes, ...], "limit": s, "caps": [bytes, ...],
-             "stderr_cap": bytes, "budget": s, "ceiling": factor}
+             "stderr_cap": bytes, "budget": s, "ceiling": factor, "script": None or {"file": name, "pytest": bool}}
 
 limit: seconds a test may be charged; caps: what each may print; budget: seconds all of them may be
 charged together (the sample's); ceiling: the wall-clock time a test may take, as a multiple of its limit.
+
+script (the HTTP service's /run_code: worker/judging/script.py): the program is a file in the working
+directory, which the host wrote there with the request's files, and its one test runs it as `python FILE`
+(or `pytest FILE`) would, to the letter a client can see: sys.argv, __file__, the file's directory first
+on sys.path, a traceback (a syntax error's too) on stderr and exit status 1, SystemExit's status, and
+the status the process ends with. Its stderr is kept and sent to the host, as its stdout is, and the
+working directory is left as the program left it, for the host to fetch files from.
 """
 
 import builtins
@@ -40,29 +47,32 @@ import time
 from _signal import SIGKILL
 
 from running import describe, flush_output, limit_hit, message_of
-from sandbox import confine
+from sandbox import SCRATCH, confine, empty
 
 # Bound now, before any candidate code runs, so a candidate that reassigns them changes nothing here.
 _fork, _write, _read, _close, _pread = os.fork, os.write, os.read, os.close, os.pread
 _monotonic_ns, _kill, _killpg, _getpid, _exit = time.monotonic_ns, os.kill, os.killpg, os.getpid, os._exit
 
 _READ = 1 << 16
+#: Where the runner copies the files of SCRATCH the host is to fetch (keep_scratch()); workfiles.py names it too.
+SCRATCH_COPY = ".codeexec-scratch"
 _RESULT_BYTES = 4096
 
 
 def run_tests(candidate: str, stdio: dict, contained: bool, sandbox: tuple, report) -> tuple[str, str, str | None]:
-    """Run the program on each test's input in turn; `report(index, ended, detail, stdout, ns, began, clock)`
-    sends each test's "test" record (child.py) and returns whether the host wants the next. `contained`:
-    this process is the PID namespace's second (child.py). `sandbox`: (plan, rules, states) for confine(),
-    and the states it is to give. (outcome, detail, message) of the whole: "pass" once the tests the host
-    wanted (or the budget allowed) have run; "syntax_error": the program does not compile, no test runs;
-    "error": the prelude failed."""
+    """Run the program on each test's input in turn; `report(index, ended, detail, (stdout, stderr), status,
+    ns, began, clock)` sends each test's "test" record (child.py) and returns whether the host wants the
+    next. `contained`: this process is the PID namespace's second (child.py). `sandbox`: (plan, rules,
+    states) for confine(), and the states it is to give. (outcome, detail, message) of the whole: "pass"
+    once the tests the host wanted (or the budget allowed) have run; "syntax_error": the program does not
+    compile, no test runs; "error": the prelude failed."""
     try:
         namespace = prelude_namespace(stdio["prelude"])
     except BaseException as exc:  # a prelude module the interpreter lacks
         return "error", "the prelude failed: " + describe(exc), message_of(exc)
-    try:
-        code = compile(candidate, "<string>", "exec")
+    script = stdio.get("script")
+    try:  # a script's own process compiles it, as Python does: its syntax error is the program's
+        code = script or compile(candidate, "<string>", "exec")
     except (SyntaxError, ValueError) as exc:  # ValueError: a null byte
         return "syntax_error", describe(exc), message_of(exc)
     except BaseException as exc:  # MemoryError, RecursionError: too deep to compile
@@ -76,11 +86,17 @@ def run_tests(candidate: str, stdio: dict, contained: bool, sandbox: tuple, repo
         if left <= 0:
             break
         limit = min(stdio["limit"] * 1e9, left)
-        test = _Test(limit, stdio["ceiling"] * limit, stdio["caps"][index], stdio["stderr_cap"], own_wait)
-        ended, detail = test.run(code, namespace, given, contained, sandbox)
+        if index:  # what the last test wrote goes before anything of this one exists
+            empty(".")
+        test = _Test(limit, stdio["ceiling"] * limit, stdio["caps"][index], stdio["stderr_cap"], own_wait, bool(script))
+        ended, detail, status = test.run(code, namespace, given, contained, sandbox)
         charged += test.charged
-        _forward(test.stdout)
-        if not report(index, ended, detail, len(test.stdout), test.charged, test.began, test.ended):
+        if script and script.get("scratch"):
+            keep_scratch(script["scratch"])
+        _write_all(1, test.stdout)  # to the host: the "test" record says how much of it is this test's
+        _write_all(2, test.stderr)
+        lengths = (len(test.stdout), len(test.stderr))
+        if not report(index, ended, detail, lengths, status, test.charged, test.began, test.ended):
             break
     if own_wait is not None:
         _close(own_wait)
@@ -104,18 +120,22 @@ def prelude_namespace(prelude: str) -> dict[str, object]:
 class _Test:
     """One test's process, from its fork to its end, and what it came to."""
 
-    def __init__(self, limit: float, ceiling: float, cap: int, stderr_cap: int, own_wait: int | None) -> None:
+    def __init__(
+        self, limit: float, ceiling: float, cap: int, stderr_cap: int, own_wait: int | None, keep_stderr: bool
+    ) -> None:
         self.limit, self.ceiling, self.cap, self.stderr_left, self.own_wait = limit, ceiling, cap, stderr_cap, own_wait
-        self.stdout = b""
-        self.stdout_open = True
+        self.keep_stderr = keep_stderr  # a script's stderr is the host's to send on; a stdin test's is only counted
+        self.stdout = self.stderr = b""
+        self.stdout_open = self.stderr_open = True
         self.charged = self.began = self.ended = 0  # ns
         self.wait: int | None = None  # the test's schedstat, open
         self.own_waited: int | None = None  # this thread's CPU wait at the fork
 
-    def run(self, code, namespace: dict, given: bytes, contained: bool, sandbox: tuple) -> tuple[str, str]:
-        """Fork the test's process, watch it to its end, and clean up after it: (ended, detail), ended being
-        "pass" or "error" (the program's own account: run_script()), "limit" (time), "output" (a cap), or
-        "killed" (it ended without an account, by a signal or an exit status other than 0)."""
+    def run(self, code, namespace: dict, given: bytes, contained: bool, sandbox: tuple) -> tuple[str, str, int | None]:
+        """Fork the test's process, watch it to its end, and clean up after it: (ended, detail, status), ended
+        being "pass" or "error" (the program's own account: run_script()), "limit" (time), "output" (a cap),
+        or "killed" (it ended without an account, by a signal or an exit status other than 0); status the
+        one it ended with (os.waitstatus_to_exitcode()), None where it was stopped ("limit", "output")."""
         stdin = os.memfd_create("stdin")
         view = memoryview(given)
         while view:
@@ -124,7 +144,7 @@ class _Test:
         out_r, out_w = os.pipe()
         err_r, err_w = os.pipe()
         result_r, result_w = os.pipe()
-        for fd in (out_r, result_r):  # ours, read only what is there: the program's ends block as usual
+        for fd in (out_r, err_r, result_r):  # ours, read only what is there: the program's ends block as usual
             os.set_blocking(fd, False)
         self.began, self.own_waited = _monotonic_ns(), _waited(self.own_wait)
         pid = _fork()
@@ -155,12 +175,14 @@ class _Test:
                 _close(fd)
         if ended is None and not self._read_out(out_r, drain=True):
             ended, detail = "output", "output overflow"
+        if ended is None and not self._read_err(err_r, drain=True):
+            ended, detail = "output", "output overflow (stderr)"
+        stopped = ended is not None
         if ended is None:
             ended, detail = _account(result_r, status)
         for fd in (out_r, err_r, result_r):
             _close(fd)
-        _empty(".")
-        return ended, detail
+        return ended, detail, None if stopped else os.waitstatus_to_exitcode(status)
 
     def _watch(self, pidfd: int, out_r: int, err_r: int) -> tuple[str | None, str]:
         """Read the test's output until its process ends, (None, ""), or is to be stopped: ("limit", ""),
@@ -187,11 +209,9 @@ class _Test:
                     if not self.stdout_open:
                         poller.unregister(out_r)
                     continue
-                chunk = _read(err_r, _READ)  # counted, not kept: the program's own account says what went wrong
-                self.stderr_left -= len(chunk)
-                if self.stderr_left < 0:
+                if not self._read_err(err_r):
                     return "output", "output overflow (stderr)"
-                if not chunk:
+                if not self.stderr_open:
                     poller.unregister(err_r)
 
     def _read_out(self, out_r: int, drain: bool = False) -> bool:
@@ -206,6 +226,24 @@ class _Test:
             self.stdout += chunk
             if len(self.stdout) > self.cap:
                 self.stdout = self.stdout[: self.cap]  # what the host is sent stays within its cap
+                return False
+            if not drain:
+                break
+        return True
+
+    def _read_err(self, err_r: int, drain: bool = False) -> bool:
+        """Read what the test wrote to stderr, as _read_out() reads its stdout: counted against its cap, and
+        kept where it is a script's (the program's own account says what went wrong in a stdin test)."""
+        while self.stderr_open:
+            try:
+                chunk = _read(err_r, _READ)
+            except BlockingIOError:
+                break
+            self.stderr_open = bool(chunk)
+            self.stderr_left -= len(chunk)
+            if self.keep_stderr:
+                self.stderr += chunk[: max(0, len(chunk) + self.stderr_left)]
+            if self.stderr_left < 0:
                 return False
             if not drain:
                 break
@@ -226,7 +264,9 @@ def _test_process(code, namespace: dict, fds: tuple[int, int, int, int], contain
     """In the test's process: its descriptors, its sandbox, then the program; never returns.
 
     It writes one account of itself to its result pipe, "<ended>\\n<detail>": run_script()'s outcome
-    and detail. A process forked from it runs on to here too, and ends without writing one."""
+    and detail (run_file()'s, for a script, which also ends the process with the program's status). A
+    process forked from it runs on to here too, and ends without writing one."""
+    status = 0
     try:
         stdin, out_w, err_w, result_w = fds
         os.dup2(stdin, 0)
@@ -243,14 +283,58 @@ def _test_process(code, namespace: dict, fds: tuple[int, int, int, int], contain
             _write(result_w, f"error\nthe test's process could not be confined: {differ}".encode())
             _exit(0)
         me = _getpid()
-        # The runner's namespace itself: this process's copy of it is its own, and copying it would write to
-        # every page its values lie on (~1 ms).
-        outcome, detail = run_script(code, namespace)
+        if isinstance(code, dict):
+            outcome, detail, status = run_file(code["file"], code["pytest"])
+        else:
+            # The runner's namespace itself: this process's copy of it is its own, and copying it would
+            # write to every page its values lie on (~1 ms).
+            outcome, detail = run_script(code, namespace)
         flush_output()
         if _getpid() == me:
             _write(result_w, f"{outcome}\n{detail}".encode("utf-8", "replace")[:_RESULT_BYTES])
     finally:
-        _exit(0)
+        _exit(status)
+
+
+def run_file(file: str, pytest: bool) -> tuple[str, str, int]:
+    """(outcome, detail, status) of running the program file of the working directory as `python FILE`
+    runs it, or `pytest FILE` with `pytest`: what it prints on the way out, in Python's order (the
+    traceback or SystemExit's text, then its threads and atexit functions), and the status it ends with."""
+    path = os.path.join(os.getcwd(), file)
+    if pytest:  # the console script's own directory heads sys.path, not the file's: pytest puts that there
+        sys.argv = ["pytest", path]
+    else:
+        sys.argv = [path]
+        sys.path.insert(0, os.path.dirname(path))
+    try:
+        try:
+            if pytest:
+                from pytest import console_main
+
+                raise SystemExit(console_main())
+            with open(path, "rb") as source:
+                code = compile(source.read(), path, "exec")
+            exec(code, {"__name__": "__main__", "__file__": path, "__cached__": None, "__builtins__": builtins})
+        except SystemExit as exc:
+            status = exc.code
+            if status is None or isinstance(status, int):
+                status = (status or 0) & 0xFF
+            else:  # Python prints any other value, and exits with 1
+                print(status, file=sys.stderr)
+                status = 1
+            outcome, detail = ("pass", "") if status == 0 else ("error", f"SystemExit: {status}")
+        except BaseException as exc:
+            # As Python prints it: the traceback from the program's first frame (this one is not its), or a
+            # syntax error's lines alone.
+            exc = exc.with_traceback(exc.__traceback__.tb_next if exc.__traceback__ else None)
+            sys.excepthook(type(exc), exc, exc.__traceback__)
+            outcome, detail, status = "error", limit_hit(exc) or describe(exc), 1
+        finally:
+            flush_output()
+            at_exit()
+    except BaseException as exc:  # raised while waiting for its threads, or by the hook
+        return "error", describe(exc), 1
+    return outcome, detail, status
 
 
 def run_script(code, namespace: dict) -> tuple[str, str]:
@@ -301,26 +385,42 @@ def _account(result_r: int, status: int) -> tuple[str, str]:
     return "killed", f"the program exited with status {code}"
 
 
-def _forward(data: bytes) -> None:
-    """The test's output, to the host's stdout pipe: the "test" record says how much of it is this test's."""
+def keep_scratch(paths: list) -> None:
+    """Copy the files of SCRATCH named by `paths` (absolute, below it) into SCRATCH_COPY of the working
+    directory, where the host reads the files it fetches: SCRATCH is this process's mount namespace's, out
+    of the host's sight. Each component is opened with O_NOFOLLOW (this process is outside the test's
+    Landlock domain: a link the test left must lead it nowhere); what is not a regular file is left out."""
+    for path in paths:
+        parts = [part for part in path[len(SCRATCH) :].split("/") if part not in ("", ".")]
+        if not parts or ".." in parts:
+            continue
+        opened = []
+        try:
+            opened.append(os.open(SCRATCH, os.O_RDONLY | os.O_DIRECTORY))
+            for part in parts[:-1]:
+                opened.append(os.open(part, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=opened[-1]))
+            source = os.open(parts[-1], os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK, dir_fd=opened[-1])
+            opened.append(source)
+            if os.fstat(source).st_mode & 0o170000 != 0o100000:  # S_ISREG
+                continue
+            directory = os.path.join(SCRATCH_COPY, SCRATCH.strip("/"), *parts[:-1])
+            os.makedirs(directory, exist_ok=True)
+            flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW
+            target = os.open(os.path.join(directory, parts[-1]), flags)
+            opened.append(target)
+            while chunk := _read(source, _READ):
+                _write_all(target, chunk)
+        except OSError:  # not there, not a directory on the way, a link
+            pass
+        finally:
+            for fd in opened:
+                _close(fd)
+
+
+def _write_all(fd: int, data: bytes) -> None:
     view = memoryview(data)
     while view:
-        view = view[_write(1, view) :]
-
-
-def _empty(directory: str) -> None:
-    """Remove what a test left in the working directory (what cannot be removed stays: the host removes
-    the directory after the sample)."""
-    try:
-        with os.scandir(directory) as entries:
-            for entry in entries:
-                if entry.is_dir(follow_symlinks=False):
-                    _empty(entry.path)
-                    os.rmdir(entry.path)
-                else:
-                    os.unlink(entry.path)
-    except OSError:
-        pass
+        view = view[_write(fd, view) :]
 
 
 def _figure(path: str) -> int | None:

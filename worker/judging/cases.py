@@ -58,7 +58,7 @@ class Plan:
             mode=mode,
             time_limit_s=limit,
             budget_s=(limit + 1) * len(tests.inputs) + 5,
-            all_tests=meta.all_tests,
+            all_tests=meta.all_tests if tests.all_tests is None else tests.all_tests,
             prelude=PRELUDES[mode],
             options=options,
         )

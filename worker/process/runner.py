@@ -21,11 +21,12 @@ import socket
 import subprocess
 import tempfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from contextlib import ExitStack
 from functools import lru_cache
 from pathlib import Path
 
+from codeexec.worker.process import workfiles
 from codeexec.worker.process.proctree import CandidateTree
 from codeexec.worker.process.seccomp import seccomp_filter
 from codeexec.worker.process.split import split
@@ -53,6 +54,8 @@ def run_candidate(
     stdio: dict | None = None,
     on_test: Callable[[TestEnded], bool] | None = None,
     suite: dict | None = None,
+    files: Mapping[str, bytes] | None = None,
+    fetch: Sequence[str] = (),
     **limits: object,
 ) -> RunResult:
     """Run `code`, then each assertion in the namespace it leaves; never raises for what the code does.
@@ -65,7 +68,10 @@ def run_candidate(
     instead, a process per test (worker/judging/stdio.py builds it, and the timeout, not clamped either:
     the sample's budget); `on_test` is given each test as it ends, and says whether to run the next.
     `suite`: run a test file's tests after the program (worker/judging/suites.py builds it, and the
-    timeout, not clamped: BigCodeBench gives a sample 240 s).
+    timeout, not clamped: BigCodeBench gives a sample 240 s). `files`: put in the candidate's working
+    directory before it starts (relative paths); `fetch`: files read back from it once the candidate and
+    all it started have ended (RunResult.files; one that is not there, or is not a regular file of the
+    directory's, is left out).
     """
     config = runner_config(**limits)
     unclamped = io is not None or stdio is not None or suite is not None
@@ -78,13 +84,18 @@ def run_candidate(
     except OSError as exc:  # no temporary directory: the machine, not the candidate
         ending = Ending(Outcome.INFRA_ERROR, f"could not prepare the run: {exc}")
     else:
+        fetched: dict[str, str] = {}
         try:
+            workfiles.put(workdir, files or {})
             ending = _run_in(workdir, code, assertions, timeout, config, io, stdio, on_test, suite)
-        except OSError as exc:  # no pipes, no room for the script
+            fetched = workfiles.fetch(workdir, fetch)
+        except OSError as exc:  # no pipes, no room for the script or the files
             ending = Ending(Outcome.INFRA_ERROR, f"could not prepare the run: {exc}")
         finally:
             _remove(workdir)
-    return ending.result(len(assertions), time.monotonic() - began)
+    result = ending.result(len(assertions), time.monotonic() - began)
+    result.files = fetched
+    return result
 
 
 def _remove(workdir: str) -> None:

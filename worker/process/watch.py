@@ -78,13 +78,17 @@ class Ending:
 @dataclass(frozen=True)
 class TestEnded:
     """A stdin test as its runner saw it end ("test" records: worker/candidate/child.py): how it ended
-    ("pass", "error", "limit", "output", "killed"), why, what it printed, and the seconds it was charged."""
+    ("pass", "error", "limit", "output", "killed"), why, what it printed, the seconds it was charged; and a
+    script's stderr, the status its process ended with, and its wall-clock seconds."""
 
     index: int
     ended: str
     detail: str
     stdout: str
     charged_s: float
+    stderr: str = ""
+    status: int | None = None
+    wall_s: float = 0.0
 
 
 class _ChildRecord(BaseModel):
@@ -106,8 +110,17 @@ class _ChildRecord(BaseModel):
     value: tuple[str, Any, str] | None = None
     ended: str = ""
     stdout: int = 0
+    stderr: int = 0
+    status: int | None = None
     ns: int = 0
     began: int = 0
+
+
+def _taken(chunks: list[bytes], count: int) -> tuple[str, list[bytes]]:
+    """The first `count` bytes of what was read, as text, and the rest (what the next test wrote)."""
+    written = b"".join(chunks)
+    rest = written[count:]
+    return written[:count].decode("utf-8", "replace"), [rest] if rest else []
 
 
 _CREDENTIALS = struct.Struct("3i")  # struct ucred: pid, uid, gid
@@ -148,6 +161,7 @@ class Watch:
         self.open_fds = [self.stdout_fd, self.stderr_fd, self.record_fd]  # the order data is handled in
         self.stdout_bytes = self.stderr_bytes = 0
         self.stdout_chunks: list[bytes] = []  # a stdin test's, until its record comes: the caps bound it
+        self.stderr_chunks: list[bytes] = []  # the same of a script's stderr
         self.stderr_tail = b""
         self.record = b""
         # The candidate's own process, by its pid in ours: the first to write to the record socket. Its
@@ -265,6 +279,8 @@ class Watch:
             return None
         if fd == self.stderr_fd:
             self.stderr_bytes += len(chunk)
+            if self.on_test is not None:
+                self.stderr_chunks.append(chunk)
             self.stderr_tail = (self.stderr_tail + chunk)[-4 * _TAIL_CHARS :]
             if self.stderr_bytes > self.config.stderr_bytes:
                 return Ending(Outcome.ERROR, "output overflow (stderr)")
@@ -339,14 +355,16 @@ class Watch:
         """A stdin test has ended: judge it (on_test) with what it printed, the `stdout` bytes written
         before the record, and tell the runner whether to go on. The time the test was not charged (its
         waits for a CPU) is not the runner's either."""
-        ending = self._read(self.stdout_fd, poller, drain=True)
+        ending = self._read(self.stdout_fd, poller, drain=True) or self._read(self.stderr_fd, poller, drain=True)
         if ending:
             return ending
-        written = b"".join(self.stdout_chunks)
-        printed, rest = written[: record.stdout], written[record.stdout :]
-        self.stdout_chunks, self.stdout_bytes = [rest] if rest else [], len(rest)
-        stdout = printed.decode("utf-8", "replace")
-        test = TestEnded(record.index, record.ended, record.detail, stdout, record.ns / 1e9)
+        stdout, self.stdout_chunks = _taken(self.stdout_chunks, record.stdout)
+        stderr, self.stderr_chunks = _taken(self.stderr_chunks, record.stderr)
+        self.stdout_bytes = sum(map(len, self.stdout_chunks))
+        wall_s = (record.clock - record.began) / 1e9
+        test = TestEnded(
+            record.index, record.ended, record.detail, stdout, record.ns / 1e9, stderr, record.status, wall_s
+        )
         go_on = self.on_test is not None and self.on_test(test)
         assert self.limit is not None
         self.limit.pause((record.began + record.ns) / 1e9, record.clock / 1e9)

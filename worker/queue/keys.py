@@ -23,6 +23,12 @@ slot and the result write can touch all of them in one Lua script.
                                                "first", "last" -> when the first and the latest result were
                                                recorded (Redis's clock, unix seconds)
     codeexec:{run}:notes                set    what workers found worth saying about the run (a wall-clock limit)
+    codeexec:{run}:done                 channel "task_id<TAB>index" of each result as it is recorded, published
+                                               only for a run whose meta says so (RunMeta.notify: the HTTP
+                                               service's, whose requests wait for their results)
+    codeexec:{run}:requests             zset   the service's tasks (a request, a batch's test set) -> when they
+                                               may be forgotten, with their keys (unix seconds)
+    codeexec:{run}:batch:{id}           string a batch of the service (producer/dispatch.py's Batch), as JSON
 
 HumanEval+ truths outlive their runs, for later runs of the same tests (worker/judging/evalplus.py):
 
@@ -148,6 +154,18 @@ def worker_field(host: str, pid: int) -> str:
 
 def notes(run: str) -> str:
     return f"{_run(run)}:notes"
+
+
+def done(run: str) -> str:
+    return f"{_run(run)}:done"
+
+
+def requests(run: str) -> str:
+    return f"{_run(run)}:requests"
+
+
+def batch(run: str, batch_id: str) -> str:
+    return f"{_run(run)}:batch:{batch_id}"
 
 
 def worker(worker_id: str) -> str:

@@ -22,7 +22,8 @@ from codeexec.worker.queue import keys
 #   ARGV: index, result JSON, task_id, outcome field, in n, passed, done field, protections field (field
 #   names: keys.py; the last may be empty), base check passed (HumanEval+), the counts of tests
 #   judged in the host and in the candidate's process, each after its field's name, the worker's field,
-#   and the names of the fields of the first and the last result's time (Redis's clock: one for every host)
+#   and the names of the fields of the first and the last result's time (Redis's clock: one for every host),
+#   and the channel told of the result ("": none)
 _RECORD = """
 if redis.call('HSETNX', KEYS[1], ARGV[1], ARGV[2]) == 0 then
     return 0
@@ -41,6 +42,7 @@ local now = redis.call('TIME')
 now = now[1] .. '.' .. string.format('%06d', now[2])
 redis.call('HSETNX', KEYS[5], ARGV[15], now)
 redis.call('HSET', KEYS[5], ARGV[16], now)
+if ARGV[17] ~= '' then redis.call('PUBLISH', ARGV[17], ARGV[3] .. '\t' .. ARGV[1]) end
 return 1
 """
 
@@ -152,12 +154,14 @@ class WorkerStore:
         client: redis.client.Pipeline | None = None,
         protections: str = "",
         worker: str = "",
+        channel: str = "",
     ) -> bool:
         """Store the result unless the sample has one already; True if this write counted.
 
         With a pipeline as `client`, the write is queued on it and the return value means nothing.
         `protections`: the run's stats field that counts what the candidate ran under (keys.py), if any;
-        `worker`: the stats field that counts the results of the worker process that ran it, if any.
+        `worker`: the stats field that counts the results of the worker process that ran it, if any;
+        `channel`: where the result's "task_id<TAB>index" is published once it counts (keys.done()), if anywhere.
         """
         written = self._record(
             keys=[
@@ -185,6 +189,7 @@ class WorkerStore:
                 worker,
                 keys.FIRST_RESULT,
                 keys.LAST_RESULT,
+                channel,
             ],
             client=client,
         )

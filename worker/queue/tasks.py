@@ -12,7 +12,7 @@ from functools import partial
 from celery.signals import worker_init, worker_process_init
 
 from codeexec.worker import environments
-from codeexec.worker.judging import calls, evalplus, stdio, suites
+from codeexec.worker.judging import calls, evalplus, script, stdio, suites
 from codeexec.worker.judging.cases import Plan
 from codeexec.worker.judging.program import program_for, unclosed_fence
 from codeexec.worker.models import CaseTests, IOTests, Problem, RunMeta, StoredResult
@@ -89,6 +89,8 @@ def evaluate_sample(db: WorkerStore, run: str, task_id: str, index: int) -> None
         once: Callable[[str], RunResult]
         if problem.cases is not None:
             once = partial(_cases, problem.cases, db.meta(run), options)
+        elif problem.script is not None:
+            once = partial(script.run_script, script=problem.script, options=options)
         elif problem.suite is not None:
             once = partial(
                 suites.run_suite, tests=problem.suite, time_limit_s=db.meta(run).suite_time_limit_s, options=options
@@ -108,7 +110,8 @@ def evaluate_sample(db: WorkerStore, run: str, task_id: str, index: int) -> None
     whole = problem.io is not None or problem.cases is not None
     stored.host_compared = problem.tests if whole else sum(split(text) is not None for text in problem.assertions)
     ran_by = keys.worker_field(socket.gethostname(), os.getpid())
-    db.record(run, task_id, index, stored, protections=under, worker=ran_by)
+    channel = keys.done(run) if db.meta(run).notify else ""
+    db.record(run, task_id, index, stored, protections=under, worker=ran_by, channel=channel)
 
 
 def _options(db: WorkerStore, run: str, problem: Problem) -> dict[str, object] | None:

@@ -1,0 +1,94 @@
+"""A program run as a script (the HTTP service's /run_code): `python FILE` (or `pytest FILE`) on a standard
+input, with files in its working directory, and how it ended (RunResult.script), not a verdict.
+
+It runs on the stdin tests' path (worker/judging/stdio.py) with one test: the candidate's process is its
+runner and forks the program's process, confined by the sandbox, from a warm interpreter; the runner
+keeps its stderr as well as its stdout, and runs it as Python runs a file (worker/candidate/scripts.py,
+run_file()). The host writes the files into the working directory before, and reads the ones asked
+for after (worker/process/workfiles.py).
+
+Its time limit is counted as codeexec counts time (what it could have run: worker/process/timelimit.py),
+with the wall-clock ceiling of every candidate; its wall-clock time is reported beside.
+"""
+
+from __future__ import annotations
+
+import base64
+import marshal
+
+from codeexec.worker.models import Script
+from codeexec.worker.process import workfiles
+from codeexec.worker.process.runner import run_candidate
+from codeexec.worker.process.watch import TestEnded
+from codeexec.worker.result import Outcome, RunResult, ScriptEnd
+from codeexec.worker.settings import runner_config
+
+# The runner's own time beyond the script's limit: its start, a fork, the clean-up. Only a runner that
+# cannot go on meets it.
+_SLACK_S = 5.0
+
+
+def run_script(code: str, script: Script, options: dict[str, object]) -> RunResult:
+    """Run `code` as the file script.file and say how it ended."""
+    if script.memory_bytes is not None:
+        options = options | {"memory_bytes": script.memory_bytes}
+    if script.relaxed:  # what a sandbox service's programs use: subprocess, a loopback, requests
+        options = options | {"deny_imports": False, "posture": "relaxed"}
+    config = runner_config(**options)
+    cap = script.output_bytes
+    stdio = {
+        "prelude": "",
+        "inputs": marshal.dumps([script.stdin.encode()]),
+        "limit": script.time_limit_s,
+        "caps": [cap],
+        "stderr_cap": cap,
+        "budget": script.time_limit_s,
+        "ceiling": config.wall_ceiling_factor,
+        "script": {
+            "file": script.file,
+            "pytest": script.language == "pytest",
+            "scratch": workfiles.scratch_paths(script.fetch),
+        },
+    }
+    files = {path: base64.b64decode(content) for path, content in script.files.items()} | {script.file: code.encode()}
+    ended: list[TestEnded] = []
+
+    def keep(test: TestEnded) -> bool:
+        ended.append(test)
+        return False
+
+    # Room for the runner's own lines beside the program's output, which the runner caps.
+    options = options | {"output_bytes": cap + 4096, "stderr_bytes": cap + 4096}
+    run = run_candidate(
+        code, [], script.time_limit_s + _SLACK_S, stdio=stdio, on_test=keep, files=files, fetch=script.fetch, **options
+    )
+    if run.exit_code is Outcome.INFRA_ERROR or not ended:
+        # It never got to run (the runner could not start, or died): the machine's fault, or the runner's.
+        outcome = Outcome.INFRA_ERROR if run.exit_code is Outcome.INFRA_ERROR else Outcome.ERROR
+        return run.model_copy(update={"exit_code": outcome, "total": 1, "passed": 0, "score": 0.0})
+    test = ended[0]
+    how = {"limit": "time_limit", "output": "output_limit"}.get(test.ended, "exited")
+    end = ScriptEnd(
+        ended=how,  # type: ignore[arg-type]
+        status=test.status,
+        stdout=test.stdout,
+        stderr=test.stderr,
+        wall_s=round(test.wall_s, 6),
+        charged_s=round(test.charged_s, 6),
+    )
+    if how == "time_limit":
+        outcome = Outcome.TIMEOUT
+    else:
+        outcome = Outcome.PASS if test.status == 0 and how == "exited" else Outcome.ERROR
+    passed = int(outcome is Outcome.PASS)
+    return run.model_copy(
+        update={
+            "exit_code": outcome,
+            "score": float(passed),
+            "passed": passed,
+            "total": 1,
+            "detail": test.detail,
+            "charged_s": test.charged_s,
+            "script": end,
+        }
+    )
