@@ -1,0 +1,230 @@
+"""The HTTP service's side of Redis (producer/service.py): its requests become jobs of one long-lived run,
+and their results come back as workers record them.
+
+    a /run_code request   a task of its own (a fresh id) whose problem is a Script, with one sample
+    a batch               a task per test set, whose problem is the set's CaseTests, with a sample per
+                          code that names it
+
+Its jobs wait in the same schedule as every run's (worker/queue/schedule.py), as the jobs of one run
+(Settings.serve_run), so the service and the evaluations share the workers by the fair-share rule, and
+more workers on more hosts serve it as they serve any run. The run's meta asks workers to publish each
+result as they record it (RunMeta.notify, keys.done()); one subscription per server hands each to whoever
+waits for it, and a poll every second finds any a lost message left out.
+
+Every task is listed in keys.requests() with the time it may be forgotten; sweep() forgets those past it
+(problem, samples, results and counts), whoever submitted them: a server that died mid-request leaves
+nothing behind for long.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+
+import redis
+import redis.asyncio
+
+from codeexec.producer.submit import job_size, version
+from codeexec.worker.models import Job, Problem, RunMeta, Sample, StoredResult
+from codeexec.worker.queue import keys
+from codeexec.worker.queue.schedule import Schedule
+from codeexec.worker.queue.store import connect
+from codeexec.worker.settings import Settings
+
+log = logging.getLogger(__name__)
+
+_POLL_S = 1.0  # how often results are looked for besides the published ones (a lost message)
+_SWEEP_S = 30.0
+_SWEEP_BATCH = 500
+
+
+class Overloaded(Exception):
+    """More of the service's jobs wait for a worker than it takes (Settings.serve_max_queued)."""
+
+    def __init__(self, waiting: int, retry_after_s: int) -> None:
+        super().__init__(f"{waiting} jobs are waiting for a worker; try again in {retry_after_s} s")
+        self.retry_after_s = retry_after_s
+
+
+@dataclass
+class Dispatch:
+    """One server's view of the service's run: submit tasks, wait for their results, forget them."""
+
+    run: str
+    client: redis.Redis
+    aio: redis.asyncio.Redis
+    max_queued: int
+    keep_s: float
+    _watchers: dict[str, list[asyncio.Queue[int]]] = field(default_factory=dict)
+
+    @classmethod
+    def open(cls, url: str, settings: Settings) -> Dispatch:
+        aio = redis.asyncio.Redis.from_url(url, decode_responses=True, health_check_interval=30)
+        dispatch = cls(settings.serve_run, connect(url), aio, settings.serve_max_queued, settings.serve_keep_s)
+        meta = service_meta(settings)
+        meta.priority = service_meta_priority(dispatch.client, dispatch.run)  # one set by `codeexec priority`
+        dispatch.client.set(keys.meta(dispatch.run), meta.model_dump_json())
+        return dispatch
+
+    # -- submitting: in a thread of the server's (the Celery message is sent synchronously) -------------
+
+    def submit(self, tasks: list[tuple[str, Problem, list[Sample]]], check_load: bool = True) -> None:
+        """Store each task's problem and samples and queue them; raises Overloaded (before anything is
+        stored) if too many jobs of the service wait already."""
+        schedule = Schedule(self.client)
+        if check_load:
+            waiting = schedule.waiting(self.run)
+            if waiting >= self.max_queued:
+                raise Overloaded(waiting, retry_after_s=max(1, min(30, waiting // 200)))
+        forget_at = time.time() + self.keep_s
+        pipe = self.client.pipeline(transaction=False)
+        refs: list[tuple[str, int]] = []
+        for task_id, problem, samples in tasks:
+            pipe.zadd(keys.requests(self.run), {task_id: forget_at})
+            pipe.hset(keys.problems(self.run), task_id, problem.model_dump_json())
+            pipe.hset(keys.expected(self.run), task_id, len(samples))
+            pipe.hset(
+                keys.pending(self.run, task_id), mapping={str(i): s.model_dump_json() for i, s in enumerate(samples)}
+            )
+            refs.extend((task_id, index) for index in range(len(samples)))
+        pipe.execute()
+        size = job_size(len(refs), 16)
+        jobs = [Job(run=self.run, samples=refs[start : start + size]) for start in range(0, len(refs), size)]
+        from codeexec.worker.queue.ticks import send  # the Celery app, configured from the settings
+
+        send(self.client, self.run, jobs, priority=service_meta_priority(self.client, self.run))
+
+    def waiting(self) -> int:
+        return Schedule(self.client).waiting(self.run)
+
+    # -- results ---------------------------------------------------------------------------------------
+
+    async def results(self, task_id: str, total: int, seen: set[int] | None = None) -> AsyncIterator[tuple[int, str]]:
+        """Each result of the task as it is recorded, (index, StoredResult JSON), those recorded already
+        first, until `total` have come (less those in `seen`, which it adds to)."""
+        seen = set() if seen is None else seen
+        queue: asyncio.Queue[int] = asyncio.Queue()
+        self._watchers.setdefault(task_id, []).append(queue)
+        try:
+            for index, raw in sorted((await self.aio.hgetall(keys.results(self.run, task_id))).items()):
+                if int(index) not in seen:
+                    seen.add(int(index))
+                    yield int(index), raw
+            while len(seen) < total:
+                index = await queue.get()
+                if index in seen:
+                    continue
+                raw = await self.aio.hget(keys.results(self.run, task_id), str(index))
+                if raw is not None:
+                    seen.add(index)
+                    yield index, raw
+        finally:
+            self._watchers[task_id].remove(queue)
+            if not self._watchers[task_id]:
+                del self._watchers[task_id]
+
+    async def result(self, task_id: str) -> StoredResult:
+        """The result of a one-sample task (a /run_code request), once it is recorded."""
+        async for _, raw in self.results(task_id, 1):
+            return StoredResult.model_validate_json(raw)
+        raise AssertionError("unreachable: results() yields until one has come")
+
+    async def listen(self) -> None:
+        """Hand each published result to whoever waits for it; poll for any whose message was lost; sweep.
+        Runs for as long as the server does."""
+        last_poll = last_sweep = 0.0
+        while True:
+            try:
+                async with self.aio.pubsub() as pubsub:
+                    await pubsub.subscribe(keys.done(self.run))
+                    while True:
+                        message = await pubsub.get_message(ignore_subscribe_messages=True, timeout=_POLL_S)
+                        if message is not None:
+                            task_id, _, index = message["data"].partition("\t")
+                            self._wake(task_id, int(index))
+                        now = time.monotonic()
+                        if now - last_poll >= _POLL_S:
+                            last_poll = now
+                            await self._poll()
+                        if now - last_sweep >= _SWEEP_S:
+                            last_sweep = now
+                            await self.sweep()
+            except asyncio.CancelledError:
+                raise
+            except (redis.ConnectionError, redis.TimeoutError, OSError) as exc:
+                log.warning("the service lost Redis (%s); trying again", exc)
+                await asyncio.sleep(1.0)
+
+    def _wake(self, task_id: str, index: int) -> None:
+        for queue in self._watchers.get(task_id, []):
+            queue.put_nowait(index)
+
+    async def _poll(self) -> None:
+        tasks = list(self._watchers)
+        if not tasks:
+            return
+        pipe = self.aio.pipeline(transaction=False)
+        for task_id in tasks:
+            pipe.hkeys(keys.results(self.run, task_id))
+        for task_id, indices in zip(tasks, await pipe.execute(), strict=True):
+            for index in indices:
+                self._wake(task_id, int(index))
+
+    # -- forgetting ------------------------------------------------------------------------------------
+
+    async def forget(self, task_ids: list[str]) -> None:
+        """Remove the tasks and all they left: their problem, samples, results, counts."""
+        if not task_ids:
+            return
+        pipe = self.aio.pipeline(transaction=False)
+        for task_id in task_ids:
+            for key in (keys.results, keys.pending, keys.attempts):
+                pipe.delete(key(self.run, task_id))
+            for hash_key in (keys.problems, keys.expected, keys.n, keys.c, keys.c_base, keys.truth):
+                pipe.hdel(hash_key(self.run), task_id)
+            pipe.zrem(keys.requests(self.run), task_id)
+        await pipe.execute()
+
+    async def sweep(self) -> int:
+        """Forget the tasks whose time is past (a client that never came back, a server gone)."""
+        due = await self.aio.zrangebyscore(keys.requests(self.run), "-inf", time.time(), start=0, num=_SWEEP_BATCH)
+        due = [task_id for task_id in due if task_id not in self._watchers]
+        await self.forget(due)
+        return len(due)
+
+    async def close(self) -> None:
+        with contextlib.suppress(Exception):
+            await self.aio.aclose()
+        self.client.close()
+
+
+def service_meta(settings: Settings) -> RunMeta:
+    """The service's run: its jobs' problems carry everything a worker needs (Script, CaseTests)."""
+    return RunMeta(
+        run=settings.serve_run,
+        created=time.time(),
+        status="queued",
+        problems="service",
+        samples_path="",
+        samples_sha256="",
+        n_samples=0,
+        n_tasks=0,
+        timeout_s=settings.timeout_s,
+        hash_seed=settings.hash_seed,
+        isolation=settings.isolation,
+        k=[1],
+        case_tests=True,
+        relaxed=True,
+        notify=True,
+        version=version(),
+    )
+
+
+def service_meta_priority(client: redis.Redis, run: str) -> int:
+    """The service run's priority (`codeexec priority serve high` changes it, as any run's)."""
+    raw = client.get(keys.meta(run))
+    return RunMeta.model_validate_json(raw).priority if raw else 0
