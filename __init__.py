@@ -38,6 +38,9 @@ _PUBLIC = {
     "Outcome": "codeexec.worker.result",
     "AssertionOutcome": "codeexec.worker.result",
     "Settings": "codeexec.worker.settings",
+    "ServiceClient": "codeexec.producer.client",
+    "compute_score": "codeexec.producer.client",
+    "trl_reward": "codeexec.producer.client",
 }
 
 __all__ = [
@@ -52,14 +55,17 @@ __all__ = [
     "RunResult",
     "RunSummary",
     "SampleResult",
+    "ServiceClient",
     "Settings",
     "TaskReport",
+    "compute_score",
     "connect",
     "extract_code",
     "pass_at_k",
     "prepare",
     "run_candidate",
     "score_code_exec",
+    "trl_reward",
 ]
 
 
@@ -79,6 +85,7 @@ def __dir__() -> list[str]:
 
 if TYPE_CHECKING:
     from codeexec.producer.api import Codeexec, Run, RunSummary, connect, prepare
+    from codeexec.producer.client import ServiceClient, compute_score, trl_reward
     from codeexec.producer.compare import Comparison, Difference
     from codeexec.producer.inputs import InputError
     from codeexec.producer.passk import pass_at_k

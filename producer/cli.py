@@ -471,6 +471,9 @@ def cmd_doctor(args: argparse.Namespace) -> int:
     return 1 if any(absent.values()) else 0
 
 
+_GRACE_S = 10
+
+
 def cmd_serve(args: argparse.Namespace) -> int:
     import uvicorn
 
@@ -501,7 +504,15 @@ def cmd_serve(args: argparse.Namespace) -> int:
         url = settings.redis_url or f"unix://{client.connection_pool.connection_kwargs['path']}"
         app = Guard(create_app(settings, url), settings.serve_token, settings.serve_max_body_bytes)
         print(f"serving http://{settings.serve_host}:{settings.serve_port} (POST /run_code, /v1/batch)", flush=True)
-        uvicorn.run(app, host=settings.serve_host, port=settings.serve_port, log_level="warning")
+        # On SIGTERM, requests in hand get a few seconds to be answered; a /run_code cut short is lost to
+        # its client (its job still runs, and is forgotten), a batch is not (its client asks again).
+        uvicorn.run(
+            app,
+            host=settings.serve_host,
+            port=settings.serve_port,
+            log_level="warning",
+            timeout_graceful_shutdown=_GRACE_S,
+        )
     return 0
 
 

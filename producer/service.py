@@ -207,9 +207,9 @@ Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
 
 
 class Guard:
-    """What every request passes before the application: its token (where one is set), and its body's
-    size, read whole here (the application reads it whole anyway) so that one over the limit is turned
-    away with 413 before anything of it is parsed."""
+    """What every request passes before the application: its token (where one is set; /v1/ping, which
+    liveness probes call, needs none), and its body's size, read whole here (the application reads it
+    whole anyway) so that one over the limit is turned away with 413 before anything of it is parsed."""
 
     def __init__(self, app: Callable[[Scope, Receive, Send], Awaitable[None]], token: str | None, max_body: int):
         self.app, self.token, self.max_body = app, token, max_body
@@ -218,7 +218,7 @@ class Guard:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        if self.token is not None:
+        if self.token is not None and scope["path"] != "/v1/ping":  # liveness probes carry no token
             scope, given = _token_of(scope)
             if not (given and hmac.compare_digest(given.encode(), self.token.encode())):
                 why = "a bearer token is required (Authorization: Bearer TOKEN, or a /t/TOKEN/ path prefix)"
