@@ -10,7 +10,6 @@ once their samples are submitted: the first sample need not wait for it.
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import json
 import os
 import sys
@@ -19,7 +18,6 @@ from pathlib import Path
 from typing import get_args
 
 import redis
-from pydantic import ValidationError
 
 from codeexec.producer import resident
 from codeexec.producer.api import Codeexec, compare_runs, comparison_html, prepare, run_html
@@ -43,6 +41,8 @@ from codeexec.producer.persample import write_per_sample
 from codeexec.producer.problems import MBPP_SPLITS
 from codeexec.producer.report import build_report
 from codeexec.producer.samples import SampleSet
+from codeexec.producer.serve import add_flags as add_serve_flags
+from codeexec.producer.serve import command as serve_command
 from codeexec.producer.server import EmbeddedServer
 from codeexec.producer.submit import cancel, load_meta, resume, set_priority, submit
 from codeexec.producer.workers import WORKER_FLAGS, queues
@@ -198,16 +198,8 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_parser(
         "doctor", parents=[shared], help="the protections candidates run under on this machine"
     ).add_argument("--json", action="store_true")
-    add_environment_flags(
-        sub.add_parser("env", parents=[shared], help="build or list environments (a problem set's libraries)")
-    )
-    serve = sub.add_parser(
-        "serve", parents=[shared, workers], help="the HTTP service: SandboxFusion's /run_code and batch scoring"
-    )
-    serve.add_argument("--host", help="where to listen (default 127.0.0.1; elsewhere needs a token)")
-    serve.add_argument("--port", type=int, help="its port (default 8080)")
-    serve.add_argument("--token-file", type=Path, help="a file holding the bearer token (or CODEEXEC_SERVE_TOKEN)")
-    serve.add_argument("--max-queued", type=int, help="jobs waiting beyond which requests get 504/429 (default 2048)")
+    add_environment_flags(sub.add_parser("env", parents=[shared], help="build or list a problem set's libraries"))
+    add_serve_flags(sub.add_parser("serve", parents=[shared, workers], help="the HTTP service (docs/service.md)"))
     flower = sub.add_parser("flower", parents=[shared], help="Celery's Flower monitor (needs codeexec[monitor])")
     flower.add_argument("--port", type=int, default=5555)
     return parser
@@ -471,51 +463,6 @@ def cmd_doctor(args: argparse.Namespace) -> int:
     return 1 if any(absent.values()) else 0
 
 
-_GRACE_S = 10
-
-
-def cmd_serve(args: argparse.Namespace) -> int:
-    import uvicorn
-
-    from codeexec.producer.service import Guard, create_app, is_loopback
-
-    for flag, variable in (("host", "SERVE_HOST"), ("port", "SERVE_PORT"), ("max_queued", "SERVE_MAX_QUEUED")):
-        if getattr(args, flag) is not None:
-            os.environ[f"CODEEXEC_{variable}"] = str(getattr(args, flag))
-    if args.token_file is not None:
-        try:
-            os.environ["CODEEXEC_SERVE_TOKEN"] = args.token_file.read_text().strip()
-        except OSError as exc:
-            raise InputError(f"{args.token_file}: {exc.strerror}") from None
-    get_settings.cache_clear()
-    try:
-        settings = get_settings()
-    except ValidationError as exc:
-        raise InputError(f"the service's settings: {exc.errors()[0]['loc'][0]}: {exc.errors()[0]['msg']}") from None
-    if settings.serve_token is None and not is_loopback(settings.serve_host):
-        raise InputError(
-            f"listening on {settings.serve_host} needs a bearer token (--token-file, CODEEXEC_SERVE_TOKEN): "
-            "anyone who reaches the port could run programs on the workers"
-        )
-    for module in ("numpy", "pytest"):
-        if importlib.util.find_spec(module) is None:
-            print(f"codeexec: candidates cannot import {module} (pip install 'codeexec[serve]')", file=sys.stderr)
-    with backend(settings, args.workers, run_jobs=True) as client:
-        url = settings.redis_url or f"unix://{client.connection_pool.connection_kwargs['path']}"
-        app = Guard(create_app(settings, url), settings.serve_token, settings.serve_max_body_bytes)
-        print(f"serving http://{settings.serve_host}:{settings.serve_port} (POST /run_code, /v1/batch)", flush=True)
-        # On SIGTERM, requests in hand get a few seconds to be answered; a /run_code cut short is lost to
-        # its client (its job still runs, and is forgotten), a batch is not (its client asks again).
-        uvicorn.run(
-            app,
-            host=settings.serve_host,
-            port=settings.serve_port,
-            log_level="warning",
-            timeout_graceful_shutdown=_GRACE_S,
-        )
-    return 0
-
-
 def cmd_flower(args: argparse.Namespace) -> int:
     try:
         import flower  # noqa: F401 — only to say clearly that it is missing
@@ -544,7 +491,7 @@ COMMANDS = {
     "doctor": cmd_doctor,
     "env": lambda args: environment_command(args, get_settings().data_dir),
     "flower": cmd_flower,
-    "serve": cmd_serve,
+    "serve": serve_command,
 }
 
 if __name__ == "__main__":

@@ -14,7 +14,7 @@ import redis
 
 from codeexec.producer.server import EmbeddedServer
 from codeexec.worker.settings import get_settings
-from helpers import ROOT, Worker, interpreters
+from helpers import ROOT, Server, Worker, interpreters
 
 # Candidates run under every supported Python the machine has; with CODEEXEC_TEST_CANDIDATES=own, under
 # the one running the tests only (.ci/run's runs under other Pythons: its first run covers the rest).
@@ -108,3 +108,25 @@ def start_worker(env: dict[str, str], tmp_path: Path) -> Iterator[Callable[..., 
     for worker in started:
         if worker.process.poll() is None:
             worker.kill_whole()
+
+
+@pytest.fixture
+def serve(env: dict[str, str], tmp_path: Path) -> Iterator[Callable[..., Server]]:
+    """`codeexec serve` on the test's Valkey (no local workers: start_worker starts them), stopped after."""
+    started: list[Server] = []
+
+    def start(*flags: str, extra_env: dict[str, str] | None = None) -> Server:
+        server = Server({**env, **(extra_env or {})}, tmp_path / f"serve{len(started)}.log", *flags).start()
+        started.append(server)
+        return server
+
+    yield start
+    for server in started:
+        server.stop()
+
+
+@pytest.fixture
+def service(serve: Callable[..., Server], start_worker: Callable[..., Worker]) -> Server:
+    """A server with a worker of two processes behind it."""
+    start_worker("w1", concurrency=2)
+    return serve()

@@ -7,6 +7,7 @@ import os
 import re
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -14,6 +15,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+import httpx
 import redis
 
 from codeexec.worker.models import RunMeta
@@ -289,3 +291,44 @@ def assert_exact(env: dict[str, str], run: str, suite: Suite) -> dict:
     assert sum(document["outcomes"].values()) == suite.total
     assert document["complete"] is True
     return document
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+class Server:
+    """`codeexec serve` as a user starts it, on the test's Valkey."""
+
+    def __init__(self, env: dict[str, str], log: Path, *flags: str) -> None:
+        self.env, self.log, self.flags = env, log, flags
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.process: subprocess.Popen[bytes] | None = None
+
+    def start(self) -> Server:
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "codeexec.producer.cli", "serve", "--port", str(self.port), *self.flags],
+            env=self.env,
+            cwd=ROOT,
+            stdout=self.log.open("ab"),
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+
+        def answers() -> bool:
+            assert self.process is not None and self.process.poll() is None, self.log.read_text()
+            try:
+                return httpx.get(f"{self.url}/v1/ping", timeout=5).json() == "pong"
+            except httpx.TransportError:
+                return False
+
+        wait_until(answers, f"the server did not start:\n{self.log.read_text()}")
+        return self
+
+    def stop(self, how: int = signal.SIGTERM) -> None:
+        if self.process is not None and self.process.poll() is None:
+            os.killpg(self.process.pid, how)
+            self.process.wait(timeout=60)

@@ -6,11 +6,7 @@ from __future__ import annotations
 
 import base64
 import json
-import os
 import signal
-import socket
-import subprocess
-import sys
 import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -20,70 +16,9 @@ import pytest
 import redis
 
 from codeexec.worker.queue import keys
-from helpers import ROOT, Worker, codeexec, wait_until
+from helpers import Server, Worker, codeexec, wait_until
 
 SERVE_RUN = "serve"
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
-class Server:
-    """`codeexec serve` as a user starts it, on the test's Valkey."""
-
-    def __init__(self, env: dict[str, str], log: Path, *flags: str) -> None:
-        self.env, self.log, self.flags = env, log, flags
-        self.port = free_port()
-        self.url = f"http://127.0.0.1:{self.port}"
-        self.process: subprocess.Popen[bytes] | None = None
-
-    def start(self) -> Server:
-        self.process = subprocess.Popen(
-            [sys.executable, "-m", "codeexec.producer.cli", "serve", "--port", str(self.port), *self.flags],
-            env=self.env,
-            cwd=ROOT,
-            stdout=self.log.open("ab"),
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
-
-        def answers() -> bool:
-            assert self.process is not None and self.process.poll() is None, self.log.read_text()
-            try:
-                return httpx.get(f"{self.url}/v1/ping", timeout=5).json() == "pong"
-            except httpx.TransportError:
-                return False
-
-        wait_until(answers, f"the server did not start:\n{self.log.read_text()}")
-        return self
-
-    def stop(self, how: int = signal.SIGTERM) -> None:
-        if self.process is not None and self.process.poll() is None:
-            os.killpg(self.process.pid, how)
-            self.process.wait(timeout=60)
-
-
-@pytest.fixture
-def serve(env: dict[str, str], tmp_path: Path) -> Iterator[Callable[..., Server]]:
-    started: list[Server] = []
-
-    def start(*flags: str, extra_env: dict[str, str] | None = None) -> Server:
-        server = Server({**env, **(extra_env or {})}, tmp_path / f"serve{len(started)}.log", *flags).start()
-        started.append(server)
-        return server
-
-    yield start
-    for server in started:
-        server.stop()
-
-
-@pytest.fixture
-def service(serve: Callable[..., Server], start_worker: Callable[..., Worker]) -> Server:
-    start_worker("w1", concurrency=2)
-    return serve()
 
 
 def run_code(url: str, **request: object) -> dict:
