@@ -9,8 +9,9 @@ sample one of its samples.
 
 Each sample's line carries its score (binary: 1 if every test passes, stopping at the first failure;
 fraction: tests passed / tests; verl: the fraction of the first ten tests, every test run, as verl's
-continuous reward), each test's result in verl's codes (true, false, -2 runtime error, -3 time limit,
--4 compile error), and where it could not run, a reason saying whether trying again can help.
+continuous reward), each test's result in verl's codes (true, false, -2 runtime error, -3 time limit:
+Python has no compile step, so a syntax error is -2, as `python FILE` fails on every test), and where it
+could not be judged, a reason saying whether trying again can help.
 """
 
 from __future__ import annotations
@@ -154,6 +155,7 @@ def sample_line(record: BatchRecord, position: int, raw: str) -> dict[str, Any]:
         "results": results,
         "status": stored.exit_code.value,
         "detail": stored.detail,
+        "time_s": stored.charged_s,
         "reason": reason,
     }
 

@@ -16,7 +16,7 @@ import pytest
 import redis
 
 from codeexec.worker.queue import keys
-from helpers import Server, Worker, codeexec, wait_until
+from helpers import Server, Worker, codeexec, make_suite, submit, wait_done, wait_until
 
 SERVE_RUN = "serve"
 
@@ -284,7 +284,62 @@ def test_the_python_client_re_attaches_and_verl_s_batch_hook_scores(service: Ser
 
     assert [line["score"] for line in asyncio.run(score())] == [1.0, pytest.approx(1 / 3)]
     truth = json.dumps(TESTS["default"])
+    # Called as verl's BatchRewardManager calls it (verl/workers/reward_manager/batch.py), once per batch.
     scores = compute_score(
-        ["codecontests"] * 3, [RIGHT, SAMPLES[1]["code"], RIGHT], [truth, truth, TESTS["default"]], url=service.url
+        data_sources=["codecontests"] * 3,
+        solution_strs=[RIGHT, SAMPLES[1]["code"], RIGHT],
+        ground_truths=[truth, truth, TESTS["default"]],
+        extra_infos=[{}, {}, {}],
+        url=service.url,
     )
     assert scores == [1.0, pytest.approx(1 / 3), 1.0]
+
+
+def test_the_service_and_an_evaluation_share_the_workers(
+    serve: Callable[..., Server],
+    start_worker: Callable[..., Worker],
+    env: dict[str, str],
+    client: redis.Redis,
+    tmp_path: Path,
+) -> None:
+    """Both queued before a worker starts, the evaluation first: the fair-share rule serves them in turn,
+    so each has results before the other's last (served in order, the batch would start after the
+    evaluation's last result)."""
+    server = serve()
+    suite = make_suite(tmp_path, tasks=8, per_task=5)
+    submit(env, suite, "eval-a")
+    body = {"tests": TESTS, "samples": [{"code": RIGHT}] * 40, "stream": False}
+    answered: list[dict] = []
+    sending = threading.Thread(
+        target=lambda: answered.append(httpx.post(f"{server.url}/v1/batch", json=body, timeout=600).json())
+    )
+    sending.start()
+    wait_until(lambda: client.llen(keys.jobs(SERVE_RUN)) == 40, "the batch was not queued")
+    start_worker("w1", concurrency=1)
+    sending.join(timeout=600)
+    assert answered and answered[0]["passed"] == 40
+    wait_done(client, "eval-a", suite.total)
+    first, last = keys.FIRST_RESULT, keys.LAST_RESULT
+    evaluation = {field: float(client.hget(keys.stats("eval-a"), field)) for field in (first, last)}
+    service = {field: float(client.hget(keys.stats(SERVE_RUN), field)) for field in (first, last)}
+    assert service[first] < evaluation[last] and evaluation[first] < service[last]
+
+
+def test_files_are_written_and_fetched_inside_the_working_directory_only(tmp_path: Path) -> None:
+    from codeexec.worker.process import workfiles
+
+    assert workfiles.parts("a/./b//c.txt") == ["a", "b", "c.txt"]
+    for outside in ("/etc/passwd", "../x", "a/../../x", "", "a\0b"):
+        assert workfiles.parts(outside) is None
+        with pytest.raises(ValueError):
+            workfiles.put(str(tmp_path), {outside: b"x"})
+    workfiles.put(str(tmp_path), {"d/e/f.txt": b"inside"})
+    (tmp_path / "link").symlink_to("/etc/hostname")
+    (tmp_path / "dirlink").symlink_to(tmp_path / "d")
+    (tmp_path / ".codeexec-scratch" / "mnt").mkdir(parents=True)
+    (tmp_path / ".codeexec-scratch" / "mnt" / "b").write_bytes(b"sauce")
+    fetched = workfiles.fetch(str(tmp_path), ["d/e/f.txt", "link", "dirlink/e/f.txt", "d", "/mnt/b", "/mnt/../etc"])
+    assert {path: base64.b64decode(data) for path, data in fetched.items()} == {
+        "d/e/f.txt": b"inside",
+        "/mnt/b": b"sauce",
+    }
