@@ -97,9 +97,10 @@ RELAXED_READ_PATHS = (
 DEVICES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom")
 #: Where POSIX semaphores and shared memory live (glibc's sem_open): multiprocessing's locks and queues.
 SHARED_MEMORY = "/dev/shm"
-#: The relaxed posture's private directory outside the working directory (private_scratch()). The host's
-#: worker/process/workfiles.py names it too.
-SCRATCH = "/mnt"
+#: The relaxed posture's private directory outside the working directory (private_scratch()), and where in
+#: the working directory a script's runner copies the files of it the host is to fetch (scripts.py,
+#: keep_scratch(); worker/process/workfiles.py).
+SCRATCH, SCRATCH_COPY = "/mnt", ".codeexec-scratch"
 _CLONE_NEWNS = 0x20000
 _MS_NOSUID, _MS_NODEV, _MS_REC, _MS_PRIVATE = 0x2, 0x4, 0x4000, 0x40000
 
@@ -307,6 +308,20 @@ def prepare(setting: str, program: bytes | None, relaxed: bool = False) -> Plan 
         return Plan(program, relaxed, relaxed and private_scratch())
     except (ImportError, OSError) as exc:
         return f"refused: {exc}"
+
+
+def open_below(directory: str, parts: list) -> int:
+    """A descriptor of the file that `parts` (path components) name below `directory`, each component opened
+    with O_NOFOLLOW: no symbolic link a candidate left on the way is followed, whoever opens it (a runner
+    outside its test's Landlock domain, the host). Raises OSError: not there, a link, not a directory."""
+    opened = [os.open(directory, os.O_RDONLY | os.O_DIRECTORY)]
+    try:
+        for part in parts[:-1]:
+            opened.append(os.open(part, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=opened[-1]))
+        return os.open(parts[-1], os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK, dir_fd=opened[-1])
+    finally:
+        for fd in opened:
+            os.close(fd)
 
 
 def clear_scratch(plan: Plan | str) -> None:

@@ -47,15 +47,13 @@ import time
 from _signal import SIGKILL
 
 from running import describe, flush_output, limit_hit, message_of
-from sandbox import SCRATCH, confine, empty
+from sandbox import SCRATCH, SCRATCH_COPY, confine, empty, open_below
 
 # Bound now, before any candidate code runs, so a candidate that reassigns them changes nothing here.
 _fork, _write, _read, _close, _pread = os.fork, os.write, os.read, os.close, os.pread
 _monotonic_ns, _kill, _killpg, _getpid, _exit = time.monotonic_ns, os.kill, os.killpg, os.getpid, os._exit
 
 _READ = 1 << 16
-#: Where the runner copies the files of SCRATCH the host is to fetch (keep_scratch()); workfiles.py names it too.
-SCRATCH_COPY = ".codeexec-scratch"
 _RESULT_BYTES = 4096
 
 
@@ -388,28 +386,23 @@ def _account(result_r: int, status: int) -> tuple[str, str]:
 def keep_scratch(paths: list) -> None:
     """Copy the files of SCRATCH named by `paths` (absolute, below it) into SCRATCH_COPY of the working
     directory, where the host reads the files it fetches: SCRATCH is this process's mount namespace's, out
-    of the host's sight. Each component is opened with O_NOFOLLOW (this process is outside the test's
-    Landlock domain: a link the test left must lead it nowhere); what is not a regular file is left out."""
+    of the host's sight. This process is outside the test's Landlock domain: a link the test left must
+    lead it nowhere (open_below()); what is not a regular file is left out."""
     for path in paths:
         parts = [part for part in path[len(SCRATCH) :].split("/") if part not in ("", ".")]
         if not parts or ".." in parts:
             continue
         opened = []
         try:
-            opened.append(os.open(SCRATCH, os.O_RDONLY | os.O_DIRECTORY))
-            for part in parts[:-1]:
-                opened.append(os.open(part, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=opened[-1]))
-            source = os.open(parts[-1], os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK, dir_fd=opened[-1])
-            opened.append(source)
-            if os.fstat(source).st_mode & 0o170000 != 0o100000:  # S_ISREG
+            opened.append(open_below(SCRATCH, parts))
+            if os.fstat(opened[0]).st_mode & 0o170000 != 0o100000:  # S_ISREG
                 continue
             directory = os.path.join(SCRATCH_COPY, SCRATCH.strip("/"), *parts[:-1])
             os.makedirs(directory, exist_ok=True)
             flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW
-            target = os.open(os.path.join(directory, parts[-1]), flags)
-            opened.append(target)
-            while chunk := _read(source, _READ):
-                _write_all(target, chunk)
+            opened.append(os.open(os.path.join(directory, parts[-1]), flags))
+            while chunk := _read(opened[0], _READ):
+                _write_all(opened[1], chunk)
         except OSError:  # not there, not a directory on the way, a link
             pass
         finally:

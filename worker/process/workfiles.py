@@ -16,9 +16,7 @@ import os
 import stat
 from collections.abc import Mapping, Sequence
 
-#: The relaxed posture's private directory (worker/candidate/sandbox.py's SCRATCH), out of the host's sight, and
-#: where in the working directory the candidate's runner copies the files of it to be fetched (scripts.py).
-SCRATCH, SCRATCH_COPY = "/mnt", ".codeexec-scratch"
+from codeexec.worker.candidate.sandbox import SCRATCH, SCRATCH_COPY, open_below
 
 #: What all of a run's fetched files may come to (a file a candidate writes may be up to its file size
 #: limit): files beyond it are left out, as missing ones are.
@@ -79,13 +77,11 @@ def _where(path: str) -> list[str] | None:
 def _read_below(workdir: str, found: list[str] | None, room: int) -> bytes | None:
     if found is None:
         return None
-    opened: list[int] = []
     try:
-        opened.append(os.open(workdir, os.O_RDONLY | os.O_DIRECTORY))
-        for part in found[:-1]:
-            opened.append(os.open(part, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=opened[-1]))
-        fd = os.open(found[-1], os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK, dir_fd=opened[-1])
-        opened.append(fd)
+        fd = open_below(workdir, found)
+    except OSError:  # not there, not a directory on the way, a symbolic link
+        return None
+    try:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode) or info.st_size > room:
             return None
@@ -93,8 +89,5 @@ def _read_below(workdir: str, found: list[str] | None, room: int) -> bytes | Non
         while chunk := os.read(fd, 1 << 20):
             chunks.append(chunk)
         return b"".join(chunks)
-    except OSError:  # not there, not a directory on the way, a symbolic link
-        return None
     finally:
-        for fd in opened:
-            os.close(fd)
+        os.close(fd)
