@@ -54,8 +54,8 @@ def blocks(page: Path) -> list[Block]:
 
 def test_blocks_are_found_as_written() -> None:
     readme = blocks(ROOT / "README.md")
-    assert [b.language for b in readme] == ["sh", "sh", "sh", "sh", "sh", "sh", "sh", "python"]
-    assert [b.not_run is None for b in readme] == [False, False, True, True, False, False, False, True]
+    assert [b.language for b in readme] == ["sh", "sh", "sh", "sh", "sh", "sh", "sh", "sh", "python"]
+    assert [b.not_run is None for b in readme] == [False, False, True, True, False, False, False, False, True]
     assert readme[0].not_run and "tests/test_layout.py" in readme[0].not_run
     assert "```python" in readme[2].text  # a sample's own fence, inside a line, does not close the block
 
