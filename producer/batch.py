@@ -202,7 +202,7 @@ def add_routes(app: FastAPI, state: dict[str, Dispatch], busy: Callable[[Overloa
         record = await _load(dispatch, batch_id)
         if record is None:
             try:
-                record = await asyncio.to_thread(_store, dispatch, batch_id, request)
+                record = await _store(dispatch, batch_id, request)
             except Overloaded as exc:
                 return busy(exc, 429)
         return await _respond(dispatch, record, request.stream)
@@ -222,8 +222,8 @@ async def _load(dispatch: Dispatch, batch_id: str) -> BatchRecord | None:
     return None if raw is None else BatchRecord.model_validate_json(raw)
 
 
-def _store(dispatch: Dispatch, batch_id: str, request: BatchRequest) -> BatchRecord:
-    """Queue the batch (in a thread of the server's), unless the service is over its load."""
+async def _store(dispatch: Dispatch, batch_id: str, request: BatchRequest) -> BatchRecord:
+    """Queue the batch, unless the service is over its load."""
     sets: dict[str, str] = {}
     tasks: list[tuple[str, Problem, list[Sample]]] = []
     kind = SampleKind.SOLUTION if request.extract == "none" else SampleKind.GENERATION
@@ -242,16 +242,16 @@ def _store(dispatch: Dispatch, batch_id: str, request: BatchRequest) -> BatchRec
         placed.append((sample.tests, indices.setdefault(sample.tests, 0), sample.id))
         indices[sample.tests] += 1
     record = BatchRecord(batch_id=batch_id, created=time.time(), score=request.score, sets=sets, samples=placed)
-    kept = dispatch.client.set(
+    kept = await dispatch.aio.set(
         keys.batch(dispatch.run, batch_id), record.model_dump_json(), nx=True, ex=int(dispatch.keep_s)
     )
     if not kept:
-        raw = dispatch.client.get(keys.batch(dispatch.run, batch_id))
+        raw = await dispatch.aio.get(keys.batch(dispatch.run, batch_id))
         return BatchRecord.model_validate_json(raw) if raw else record  # another request stored it first
     try:
-        dispatch.submit(tasks)
+        await dispatch.submit(tasks)
     except Overloaded:
-        dispatch.client.delete(keys.batch(dispatch.run, batch_id))
+        await dispatch.aio.delete(keys.batch(dispatch.run, batch_id))
         raise
     return record
 

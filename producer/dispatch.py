@@ -31,12 +31,12 @@ import redis.asyncio
 from codeexec.producer.submit import job_size, version
 from codeexec.worker.models import Job, Problem, RunMeta, Sample, StoredResult
 from codeexec.worker.queue import keys
-from codeexec.worker.queue.schedule import Schedule
 from codeexec.worker.queue.store import connect
 from codeexec.worker.settings import Settings
 
 log = logging.getLogger(__name__)
 
+_CONNECTIONS = 64  # of one server to Redis, besides its thread pool's (submit())
 _POLL_S = 1.0  # how often results are looked for besides the published ones (a lost message)
 _SWEEP_S = 30.0
 _SWEEP_BATCH = 500
@@ -60,46 +60,83 @@ class Dispatch:
     max_queued: int
     keep_s: float
     _watchers: dict[str, list[asyncio.Queue[int]]] = field(default_factory=dict)
+    _queued: list[tuple[list[tuple[str, Problem, list[Sample]]], asyncio.Future[None]]] = field(default_factory=list)
+    _flushing: asyncio.Task[None] | None = None
 
     @classmethod
     def open(cls, url: str, settings: Settings) -> Dispatch:
-        aio = redis.asyncio.Redis.from_url(url, decode_responses=True, health_check_interval=30)
+        # A bounded pool that makes a request wait for a connection, rather than fail, when all are in use.
+        pool = redis.asyncio.BlockingConnectionPool.from_url(
+            url, max_connections=_CONNECTIONS, timeout=None, decode_responses=True, health_check_interval=30
+        )
+        aio = redis.asyncio.Redis(connection_pool=pool)
         dispatch = cls(settings.serve_run, connect(url), aio, settings.serve_max_queued, settings.serve_keep_s)
         meta = service_meta(settings)
-        meta.priority = service_meta_priority(dispatch.client, dispatch.run)  # one set by `codeexec priority`
+        if kept := dispatch.client.get(keys.meta(dispatch.run)):
+            meta.priority = RunMeta.model_validate_json(kept).priority  # one set by `codeexec priority`
         dispatch.client.set(keys.meta(dispatch.run), meta.model_dump_json())
         return dispatch
 
-    # -- submitting: in a thread of the server's (the Celery message is sent synchronously) -------------
+    # -- submitting ----------------------------------------------------------------------------------------
 
-    def submit(self, tasks: list[tuple[str, Problem, list[Sample]]], check_load: bool = True) -> None:
-        """Store each task's problem and samples and queue them; raises Overloaded (before anything is
-        stored) if too many jobs of the service wait already."""
-        schedule = Schedule(self.client)
-        if check_load:
-            waiting = schedule.waiting(self.run)
-            if waiting >= self.max_queued:
-                raise Overloaded(waiting, retry_after_s=max(1, min(30, waiting // 200)))
-        forget_at = time.time() + self.keep_s
+    async def submit(self, tasks: list[tuple[str, Problem, list[Sample]]]) -> None:
+        """Store each task's problem and samples and queue them; raises Overloaded (nothing of them stored)
+        if too many jobs of the service wait already. Requests that come while a queueing is under way
+        are queued together by the next one: one round of Redis commands and of Celery messages for all
+        of them, which is what a request costs the server under load."""
+        done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._queued.append((tasks, done))
+        if self._flushing is None or self._flushing.done():
+            self._flushing = asyncio.create_task(self._flush())
+        await done
+
+    async def _flush(self) -> None:
+        while self._queued:
+            batch, self._queued = self._queued, []
+            try:  # in a thread: the Celery messages are sent synchronously
+                outcomes = await asyncio.to_thread(self._store, [tasks for tasks, _ in batch])
+            except Exception as exc:  # Redis is gone: each request says so
+                outcomes = [exc] * len(batch)
+            for (_, done), outcome in zip(batch, outcomes, strict=True):
+                if done.done():
+                    continue
+                if outcome is None:
+                    done.set_result(None)
+                else:
+                    done.set_exception(outcome)
+
+    def _store(self, requests: list[list[tuple[str, Problem, list[Sample]]]]) -> list[Exception | None]:
+        """Store and queue the requests' tasks, but those that come when too many jobs wait: (Overloaded or
+        None) for each request."""
         pipe = self.client.pipeline(transaction=False)
+        pipe.llen(keys.jobs(self.run))
+        pipe.get(keys.meta(self.run))
+        waiting, raw_meta = pipe.execute()
+        priority = RunMeta.model_validate_json(raw_meta).priority if raw_meta else 0  # `codeexec priority` sets it
+        outcomes: list[Exception | None] = []
+        forget_at = time.time() + self.keep_s
         refs: list[tuple[str, int]] = []
-        for task_id, problem, samples in tasks:
-            pipe.zadd(keys.requests(self.run), {task_id: forget_at})
-            pipe.hset(keys.problems(self.run), task_id, problem.model_dump_json())
-            pipe.hset(keys.expected(self.run), task_id, len(samples))
-            pipe.hset(
-                keys.pending(self.run, task_id), mapping={str(i): s.model_dump_json() for i, s in enumerate(samples)}
-            )
-            refs.extend((task_id, index) for index in range(len(samples)))
-        pipe.execute()
-        size = job_size(len(refs), 16)
-        jobs = [Job(run=self.run, samples=refs[start : start + size]) for start in range(0, len(refs), size)]
-        from codeexec.worker.queue.ticks import send  # the Celery app, configured from the settings
+        for tasks in requests:
+            if waiting >= self.max_queued:
+                outcomes.append(Overloaded(waiting, retry_after_s=max(1, min(30, waiting // 200))))
+                continue
+            outcomes.append(None)
+            for task_id, problem, samples in tasks:
+                pipe.zadd(keys.requests(self.run), {task_id: forget_at})
+                pipe.hset(keys.problems(self.run), task_id, problem.model_dump_json())
+                pipe.hset(keys.expected(self.run), task_id, len(samples))
+                pending = {str(index): sample.model_dump_json() for index, sample in enumerate(samples)}
+                pipe.hset(keys.pending(self.run, task_id), mapping=pending)
+                refs.extend((task_id, index) for index in range(len(samples)))
+                waiting += 1
+        if refs:
+            pipe.execute()
+            size = job_size(len(refs), 16)
+            jobs = [Job(run=self.run, samples=refs[start : start + size]) for start in range(0, len(refs), size)]
+            from codeexec.worker.queue.ticks import send  # the Celery app, configured from the settings
 
-        send(self.client, self.run, jobs, priority=service_meta_priority(self.client, self.run))
-
-    def waiting(self) -> int:
-        return Schedule(self.client).waiting(self.run)
+            send(self.client, self.run, jobs, priority=priority)
+        return outcomes
 
     # -- results ---------------------------------------------------------------------------------------
 
@@ -222,9 +259,3 @@ def service_meta(settings: Settings) -> RunMeta:
         notify=True,
         version=version(),
     )
-
-
-def service_meta_priority(client: redis.Redis, run: str) -> int:
-    """The service run's priority (`codeexec priority serve high` changes it, as any run's)."""
-    raw = client.get(keys.meta(run))
-    return RunMeta.model_validate_json(raw).priority if raw else 0

@@ -189,7 +189,7 @@ def create_app(settings: Settings, redis_url: str) -> FastAPI:
         problem = Problem(task_id=task_id, script=script)
         try:
             sample = Sample(kind=SampleKind.SOLUTION, text=request.code)
-            await asyncio.to_thread(dispatch.submit, [(task_id, problem, [sample])])
+            await dispatch.submit([(task_id, problem, [sample])])
         except Overloaded as exc:
             return busy(exc, 504)
         try:
