@@ -147,15 +147,15 @@ async def load(url: str, requests: list[tuple[dict, str]], concurrency: int) -> 
 async def round_trips(url: str, count: int) -> dict[str, float]:
     """A trivial program's round trip, one request at a time, after a warm-up."""
     async with Connection(url) as connection:
-        times = []
+        times, wrong = [], 0
         for at in range(count + 20):
             began = time.monotonic()
             status, answer = await connection.post("/run_code", {"code": "print(1)", "language": "python"})
-            assert status == 200 and answer["run_result"]["stdout"] == "1\n", answer
+            wrong += status != 200 or (answer.get("run_result") or {}).get("stdout") != "1\n"
             if at >= 20:
                 times.append(time.monotonic() - began)
     cuts = statistics.quantiles(times, n=10)
-    return {"p50_ms": round(1000 * statistics.median(times), 2), "p90_ms": round(1000 * cuts[8], 2)}
+    return {"p50_ms": round(1000 * statistics.median(times), 2), "p90_ms": round(1000 * cuts[8], 2), "wrong": wrong}
 
 
 async def batch(url: str, programs: list[tuple[str, list[str], list[str]]], workers: int) -> dict[str, Any]:
