@@ -117,6 +117,11 @@ async def score_batch(
         name = sets.setdefault(text, f"t{len(sets)}")
         if name not in tests:
             found = json.loads(text)
+            if found.get("assert_case"):
+                raise ValueError(
+                    "a ground truth of assert_case tests: the batch endpoint scores stdin and call-based tests; "
+                    "verl's sandbox_fusion scorer sends these to /run_code, which runs them"
+                )
             tests[name] = {key: found[key] for key in ("inputs", "outputs", "fn_name") if found.get(key) is not None}
         samples.append({"code": code, "tests": name})
     async with ServiceClient(url or os.environ.get(URL_VARIABLE, DEFAULT_URL)) as client:

@@ -343,3 +343,11 @@ def test_files_are_written_and_fetched_inside_the_working_directory_only(tmp_pat
         "d/e/f.txt": b"inside",
         "/mnt/b": b"sauce",
     }
+
+
+def test_compute_score_says_what_it_cannot_score() -> None:
+    from codeexec.producer.client import compute_score
+
+    truth = {"inputs": ["", ""], "outputs": [None, None], "assert_case": ["assert f(1) == 2", "assert f(2) == 3"]}
+    with pytest.raises(ValueError, match="assert_case tests"):
+        compute_score(["apps"], ["def f(x):\n    return x + 1"], [truth], url="http://127.0.0.1:9")
