@@ -91,9 +91,9 @@ def run_tests(candidate: str, stdio: dict, contained: bool, sandbox: tuple, repo
         charged += test.charged
         if script and script.get("scratch"):
             keep_scratch(script["scratch"])
-        _write_all(1, test.stdout)  # to the host: the "test" record says how much of it is this test's
-        _write_all(2, test.stderr)
-        lengths = (len(test.stdout), len(test.stderr))
+        _write_all(1, test.out.data)  # to the host: the "test" record says how much of it is this test's
+        _write_all(2, test.err.data)
+        lengths = (len(test.out.data), len(test.err.data))
         if not report(index, ended, detail, lengths, status, test.charged, test.began, test.ended):
             break
     if own_wait is not None:
@@ -121,10 +121,11 @@ class _Test:
     def __init__(
         self, limit: float, ceiling: float, cap: int, stderr_cap: int, own_wait: int | None, keep_stderr: bool
     ) -> None:
-        self.limit, self.ceiling, self.cap, self.stderr_left, self.own_wait = limit, ceiling, cap, stderr_cap, own_wait
-        self.keep_stderr = keep_stderr  # a script's stderr is the host's to send on; a stdin test's is only counted
-        self.stdout = self.stderr = b""
-        self.stdout_open = self.stderr_open = True
+        self.limit, self.ceiling, self.own_wait = limit, ceiling, own_wait
+        # A script's stderr is the host's to send on; a stdin test's is only counted (the program's own
+        # account says what went wrong).
+        self.out = _Stream(cap, keep=True, overflow="output overflow")
+        self.err = _Stream(stderr_cap, keep=keep_stderr, overflow="output overflow (stderr)")
         self.charged = self.began = self.ended = 0  # ns
         self.wait: int | None = None  # the test's schedstat, open
         self.own_waited: int | None = None  # this thread's CPU wait at the fork
@@ -139,10 +140,10 @@ class _Test:
         while view:
             view = view[_write(stdin, view) :]
         os.lseek(stdin, 0, os.SEEK_SET)
-        out_r, out_w = os.pipe()
-        err_r, err_w = os.pipe()
+        self.out.fd, out_w = os.pipe()
+        self.err.fd, err_w = os.pipe()
         result_r, result_w = os.pipe()
-        for fd in (out_r, err_r, result_r):  # ours, read only what is there: the program's ends block as usual
+        for fd in (self.out.fd, self.err.fd, result_r):  # ours, read only what is there: the program's ends block
             os.set_blocking(fd, False)
         self.began, self.own_waited = _monotonic_ns(), _waited(self.own_wait)
         pid = _fork()
@@ -154,7 +155,7 @@ class _Test:
         seen_as = pid_in_proc(pidfd)
         self.wait = _figure(f"/proc/{seen_as}/task/{seen_as}/schedstat")
         try:
-            ended, detail = self._watch(pidfd, out_r, err_r)
+            ended, detail = self._watch(pidfd)
             # Read while the process is unreaped: its figure goes with it.
             self.ended = _monotonic_ns()
             self.charged = self._charge(self.ended)
@@ -171,23 +172,23 @@ class _Test:
             _, status = os.waitpid(pid, 0)
             for fd in (pidfd, *([self.wait] if self.wait is not None else [])):
                 _close(fd)
-        if ended is None and not self._read_out(out_r, drain=True):
-            ended, detail = "output", "output overflow"
-        if ended is None and not self._read_err(err_r, drain=True):
-            ended, detail = "output", "output overflow (stderr)"
+        for stream in (self.out, self.err):
+            if ended is None and not stream.read(drain=True):
+                ended, detail = "output", stream.overflow
         stopped = ended is not None
         if ended is None:
             ended, detail = _account(result_r, status)
-        for fd in (out_r, err_r, result_r):
+        for fd in (self.out.fd, self.err.fd, result_r):
             _close(fd)
         return ended, detail, None if stopped else os.waitstatus_to_exitcode(status)
 
-    def _watch(self, pidfd: int, out_r: int, err_r: int) -> tuple[str | None, str]:
+    def _watch(self, pidfd: int) -> tuple[str | None, str]:
         """Read the test's output until its process ends, (None, ""), or is to be stopped: ("limit", ""),
         ("output", why)."""
         poller = select.poll()
-        for fd in (pidfd, out_r, err_r):
+        for fd in (pidfd, self.out.fd, self.err.fd):
             poller.register(fd, select.POLLIN)
+        streams = {self.out.fd: self.out, self.err.fd: self.err}
         deadline = self.began + self.limit
         while True:
             now = _monotonic_ns()
@@ -201,51 +202,10 @@ class _Test:
             for fd, _ in poller.poll((deadline - now) / 1e6 + 1):
                 if fd == pidfd:  # it has ended (unreaped)
                     return None, ""
-                if fd == out_r:
-                    if not self._read_out(out_r):
-                        return "output", "output overflow"
-                    if not self.stdout_open:
-                        poller.unregister(out_r)
-                    continue
-                if not self._read_err(err_r):
-                    return "output", "output overflow (stderr)"
-                if not self.stderr_open:
-                    poller.unregister(err_r)
-
-    def _read_out(self, out_r: int, drain: bool = False) -> bool:
-        """Read what the test printed (one read, or with `drain` all that is there); False once it is over
-        its cap."""
-        while self.stdout_open:
-            try:
-                chunk = _read(out_r, _READ)
-            except BlockingIOError:
-                break
-            self.stdout_open = bool(chunk)
-            self.stdout += chunk
-            if len(self.stdout) > self.cap:
-                self.stdout = self.stdout[: self.cap]  # what the host is sent stays within its cap
-                return False
-            if not drain:
-                break
-        return True
-
-    def _read_err(self, err_r: int, drain: bool = False) -> bool:
-        """Read what the test wrote to stderr, as _read_out() reads its stdout: counted against its cap, and
-        kept where it is a script's (the program's own account says what went wrong in a stdin test)."""
-        while self.stderr_open:
-            try:
-                chunk = _read(err_r, _READ)
-            except BlockingIOError:
-                break
-            self.stderr_open = bool(chunk)
-            self.stderr_left -= len(chunk)
-            if self.keep_stderr:
-                self.stderr += chunk[: max(0, len(chunk) + self.stderr_left)]
-            if self.stderr_left < 0:
-                return False
-            if not drain:
-                break
-        return True
+                if not streams[fd].read():
+                    return "output", streams[fd].overflow
+                if not streams[fd].open:
+                    poller.unregister(fd)
 
     def _charge(self, now: int) -> int:
         """ns charged by `now`: the wall-clock time since the fork, less the time the test's main thread
@@ -256,6 +216,35 @@ class _Test:
         if mine is not None and self.own_waited is not None:
             spent -= mine - self.own_waited
         return max(0, spent - (_waited(self.wait) or 0))
+
+
+class _Stream:
+    """One of a test's output pipes (its `fd`, set once made), read as the test writes: what it wrote, kept
+    up to its cap where it is kept (what the host is sent stays within it), and whether it went over."""
+
+    def __init__(self, cap: int, keep: bool, overflow: str) -> None:
+        self.cap, self.keep, self.overflow = cap, keep, overflow  # overflow: the detail of a test over the cap
+        self.fd = -1
+        self.data = b""
+        self.count = 0
+        self.open = True
+
+    def read(self, drain: bool = False) -> bool:
+        """One read (or with `drain`, all that is there); False once the test has written over the cap."""
+        while self.open:
+            try:
+                chunk = _read(self.fd, _READ)
+            except BlockingIOError:
+                break
+            self.open = bool(chunk)
+            self.count += len(chunk)
+            if self.keep:
+                self.data += chunk[: self.cap - len(self.data)]
+            if self.count > self.cap:
+                return False
+            if not drain:
+                break
+        return True
 
 
 def _test_process(code, namespace: dict, fds: tuple[int, int, int, int], contained: bool, sandbox: tuple) -> None:
