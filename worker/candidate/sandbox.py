@@ -310,6 +310,16 @@ def prepare(setting: str, program: bytes | None, relaxed: bool = False) -> Plan 
         return f"refused: {exc}"
 
 
+def parts(path: str) -> list | None:
+    """The components of a path below a directory, or None if it is not one (absolute, empty, a '..', a
+    NUL): for the host's files of a working directory (worker/process/workfiles.py) and a runner's of
+    SCRATCH (scripts.py) alike."""
+    if not path or path.startswith("/") or "\0" in path:
+        return None
+    found = [part for part in path.split("/") if part not in ("", ".")]
+    return found if found and ".." not in found else None
+
+
 def open_below(directory: str, parts: list) -> int:
     """A descriptor of the file that `parts` (path components) name below `directory`, each component opened
     with O_NOFOLLOW: no symbolic link a candidate left on the way is followed, whoever opens it (a runner

@@ -47,7 +47,7 @@ import time
 from _signal import SIGKILL
 
 from running import describe, flush_output, limit_hit, message_of
-from sandbox import SCRATCH, SCRATCH_COPY, confine, empty, open_below
+from sandbox import SCRATCH, SCRATCH_COPY, confine, empty, open_below, parts
 
 # Bound now, before any candidate code runs, so a candidate that reassigns them changes nothing here.
 _fork, _write, _read, _close, _pread = os.fork, os.write, os.read, os.close, os.pread
@@ -378,18 +378,18 @@ def keep_scratch(paths: list) -> None:
     of the host's sight. This process is outside the test's Landlock domain: a link the test left must
     lead it nowhere (open_below()); what is not a regular file is left out."""
     for path in paths:
-        parts = [part for part in path[len(SCRATCH) :].split("/") if part not in ("", ".")]
-        if not parts or ".." in parts:
+        found = parts(path[len(SCRATCH) + 1 :])
+        if found is None:
             continue
         opened = []
         try:
-            opened.append(open_below(SCRATCH, parts))
+            opened.append(open_below(SCRATCH, found))
             if os.fstat(opened[0]).st_mode & 0o170000 != 0o100000:  # S_ISREG
                 continue
-            directory = os.path.join(SCRATCH_COPY, SCRATCH.strip("/"), *parts[:-1])
+            directory = os.path.join(SCRATCH_COPY, SCRATCH.strip("/"), *found[:-1])
             os.makedirs(directory, exist_ok=True)
             flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW
-            opened.append(os.open(os.path.join(directory, parts[-1]), flags))
+            opened.append(os.open(os.path.join(directory, found[-1]), flags))
             while chunk := _read(opened[0], _READ):
                 _write_all(opened[1], chunk)
         except OSError:  # not there, not a directory on the way, a link

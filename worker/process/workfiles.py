@@ -16,20 +16,11 @@ import os
 import stat
 from collections.abc import Mapping, Sequence
 
-from codeexec.worker.candidate.sandbox import SCRATCH, SCRATCH_COPY, open_below
+from codeexec.worker.candidate.sandbox import SCRATCH, SCRATCH_COPY, open_below, parts
 
 #: What all of a run's fetched files may come to (a file a candidate writes may be up to its file size
 #: limit): files beyond it are left out, as missing ones are.
 FETCH_BYTES = 32 << 20
-
-
-def parts(path: str) -> list[str] | None:
-    """The components of a path of the working directory, or None if it is not one (absolute, empty, a
-    '..', a NUL)."""
-    if not path or path.startswith("/") or "\0" in path:
-        return None
-    found = [part for part in path.split("/") if part not in ("", ".")]
-    return found if found and ".." not in found else None
 
 
 def put(workdir: str, files: Mapping[str, bytes]) -> None:
