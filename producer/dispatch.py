@@ -28,11 +28,11 @@ from dataclasses import dataclass, field
 import redis
 import redis.asyncio
 
-from codeexec.producer.submit import job_size, version
-from codeexec.worker.models import Job, Problem, RunMeta, Sample, StoredResult
+from codeexec.producer.submit import enqueue, version
+from codeexec.worker.models import Problem, RunMeta, Sample, StoredResult
 from codeexec.worker.queue import keys
 from codeexec.worker.queue.store import connect
-from codeexec.worker.settings import Settings
+from codeexec.worker.settings import Settings, get_settings
 
 log = logging.getLogger(__name__)
 
@@ -112,7 +112,7 @@ class Dispatch:
         pipe.llen(keys.jobs(self.run))
         pipe.get(keys.meta(self.run))
         waiting, raw_meta = pipe.execute()
-        priority = RunMeta.model_validate_json(raw_meta).priority if raw_meta else 0  # `codeexec priority` sets it
+        meta = RunMeta.model_validate_json(raw_meta)  # its priority: `codeexec priority serve` sets it
         outcomes: list[Exception | None] = []
         forget_at = time.time() + self.keep_s
         refs: list[tuple[str, int]] = []
@@ -131,19 +131,15 @@ class Dispatch:
                 waiting += 1
         if refs:
             pipe.execute()
-            size = job_size(len(refs), 16)
-            jobs = [Job(run=self.run, samples=refs[start : start + size]) for start in range(0, len(refs), size)]
-            from codeexec.worker.queue.ticks import send  # the Celery app, configured from the settings
-
-            send(self.client, self.run, jobs, priority=priority)
+            enqueue(self.client, meta, refs, get_settings().batch_size)
         return outcomes
 
     # -- results ---------------------------------------------------------------------------------------
 
-    async def results(self, task_id: str, total: int, seen: set[int] | None = None) -> AsyncIterator[tuple[int, str]]:
+    async def results(self, task_id: str, total: int) -> AsyncIterator[tuple[int, str]]:
         """Each result of the task as it is recorded, (index, StoredResult JSON), those recorded already
-        first, until `total` have come (less those in `seen`, which it adds to)."""
-        seen = set() if seen is None else seen
+        first, until `total` have come."""
+        seen: set[int] = set()
         queue: asyncio.Queue[int] = asyncio.Queue()
         self._watchers.setdefault(task_id, []).append(queue)
         try:
