@@ -106,9 +106,11 @@ def evaluate_sample(db: WorkerStore, run: str, task_id: str, index: int) -> None
             db.note(run, "time limits counted wall-clock time on some workers: their kernel gives no CPU-wait figure")
     under = keys.protections_field(socket.gethostname(), summary(result.protections)) if result.protections else ""
     stored = StoredResult.from_run(result)
-    # EvalPlus's and competitive-programming tests are all the host's to judge (a test file's, none).
+    # EvalPlus's and competitive-programming tests are all the host's to judge (a test file's, none); a
+    # sample whose tests never ran (the truth could not be had) counts none.
     whole = problem.io is not None or problem.cases is not None
-    stored.host_compared = problem.tests if whole else sum(split(text) is not None for text in problem.assertions)
+    host = problem.tests if whole else sum(split(text) is not None for text in problem.assertions)
+    stored.host_compared = min(host, stored.total)
     ran_by = keys.worker_field(socket.gethostname(), os.getpid())
     channel = keys.done(run) if db.meta(run).notify else ""
     db.record(run, task_id, index, stored, protections=under, worker=ran_by, channel=channel)
