@@ -143,7 +143,7 @@ class Codeexec:
         **options: Any,
     ) -> Run:
         """Submit a run and return it at once (Run.wait() waits). `problems`: "humaneval",
-        "humanevalplus", a problems file, or the problems as dicts of any shape a file may hold; `samples`:
+        "humanevalplus", "mbppplus", a problems file, or the problems as dicts of any shape a file may hold; `samples`:
         a samples file, "canonical", or the samples as dicts ({"task_id", "completion"} and the rest). The
         `options` are prepare()'s."""
         found, sample_set, meta = prepare(problems, samples, run=run, k=k, **options)

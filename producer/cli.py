@@ -62,8 +62,8 @@ def build_parser() -> argparse.ArgumentParser:
     inputs.add_argument(
         "--problems",
         required=True,
-        help="'humaneval', 'humanevalplus' (EvalPlus's HumanEval+), 'bigcodebench', 'bigcodebench-hard' or a "
-        "problems file",
+        help="'humaneval', 'humanevalplus' or 'mbppplus' (EvalPlus's HumanEval+, MBPP+), 'bigcodebench', "
+        "'bigcodebench-hard' or a problems file",
     )
     inputs.add_argument(
         "--samples", required=True, type=Path, help="samples file (one JSON object a line), or 'canonical'"
@@ -92,13 +92,13 @@ def build_parser() -> argparse.ArgumentParser:
         "--min-time-limit",
         type=parse_positive,
         default=1.0,
-        help="HumanEval+: the least time limit of a call, seconds (EvalPlus's; default 1)",
+        help="HumanEval+, MBPP+: the least time limit of a call, seconds (EvalPlus's; default 1)",
     )
     inputs.add_argument(
         "--gt-time-limit-factor",
         type=parse_positive,
         default=4.0,
-        help="HumanEval+: a call may take this times the canonical solution's time (EvalPlus's; default 4)",
+        help="HumanEval+, MBPP+: a call may take this times the canonical solution's time (EvalPlus's; default 4)",
     )
     inputs.add_argument(
         "--judge-mode",
@@ -144,7 +144,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--evalplus-results",
         type=Path,
         metavar="OUT.json",
-        help="HumanEval+: also write EvalPlus's eval_results.json for the run",
+        help="HumanEval+, MBPP+: also write EvalPlus's eval_results.json for the run",
     )
     output.add_argument(
         "--lcb-results", type=Path, metavar="OUT.json", help="also write LiveCodeBench's *_eval_all.json for the run"

@@ -167,10 +167,10 @@ def print_report(report: RunReport, per_task: bool) -> None:
     table = Table(title=f"run {report.run}", title_justify="left")
     table.add_column("metric")
     table.add_column("value", justify="right")
-    if report.base_pass_at_k is not None:  # HumanEval+: both numbers, as EvalPlus prints them
+    if report.base_pass_at_k is not None:  # HumanEval+, MBPP+: both numbers, as EvalPlus prints them
         for k, value in report.base_pass_at_k.items():
-            table.add_row(f"pass@{k} base tests (HumanEval)", f"{100 * value:.2f}%")
-    plus = " base + plus tests (HumanEval+)" if report.base_pass_at_k is not None else ""
+            table.add_row(f"pass@{k} base tests", f"{100 * value:.2f}%")
+    plus = " base + plus tests" if report.base_pass_at_k is not None else ""
     for k, value in report.pass_at_k.items():
         low, high = report.pass_at_k_ci95.get(k, (value, value))
         table.add_row(f"pass@{k}{plus}", f"{100 * value:.2f}%  [dim]95% [{100 * low:.2f}, {100 * high:.2f}][/]")

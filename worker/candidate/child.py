@@ -67,13 +67,13 @@ _open, _close, _monotonic_ns = os.open, os.close, time.monotonic_ns
 #       both read once the rest of the line is ready to write. The candidate's clock starts here; a
 #       run that never gets this far is an infra_error.
 #   {"nonce": N, "event": "check", "name": K, "outputs": [[kind, payload, digest, ns], ...], "stopped": S}
-#       only when run with `io` (HumanEval+, below): one after each check K ("base", "plus"), with an
-#       entry for each input it got to, in order. kind "value": payload is what the call returned,
-#       encode()d; "digest": payload is the digest alone (a large output); "raised": "TypeName:
-#       message"; "unencodable": why what it returned cannot be sent; "limit": it ran over its time
-#       limit (payload null). digest: of the output's canonical() bytes ("" for the last three); ns:
-#       the nanoseconds the call was charged. S is null, or "budget" when the check ran out of its
-#       time budget (the rest was not run).
+#       only when run with `io` (HumanEval+, MBPP+, below): one after each check K ("base", "plus"),
+#       with an entry for each input it got to, in order. kind "value": payload is what the call
+#       returned (or what the check's view makes of it: values.output_entry()), encode()d; "digest":
+#       payload is the digest alone (a large output); "raised": "TypeName: message"; "unencodable": why
+#       what it returned cannot be sent; "limit": it ran over its time limit (payload null). digest:
+#       of the output's canonical() bytes ("" for the last three); ns: the nanoseconds the call was
+#       charged. S is null, or "budget" when the check ran out of its time budget (the rest was not run).
 #   {"nonce": N, "event": "value", "index": I, "value": [kind, payload, digest]}
 #       for an assertion the host compares whose message is not a literal (Python evaluates it only if
 #       the test fails): the value of assertion I, as a "check" record's outputs carry one. The child

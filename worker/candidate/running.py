@@ -275,19 +275,20 @@ def run(candidate: str, assertions: list, ask) -> tuple[str, str, str | None, li
 # ("check" records, child.py), which compares it with the expected output.
 #
 #   io = {"entry_point": E, "plain": P, "checks": [[name, inputs, limits, budget, expected, tolerant], ...],
-#         "prelude": code, "instance": bool, "all": bool}  (the last three optional; "all": no input
-#         stops a check)
+#         "prelude": code, "instance": bool, "all": bool, "view": V}  (the last four optional; "all": no
+#         input stops a check; V: what of each output is sent, values.output_entry())
 #   inputs    marshal data of the check's list of inputs, each a list of arguments or a dict of keyword
 #             arguments (fresh objects for the candidate);
 #   limits    seconds each call may be charged, or None: no limit (the canonical solution's own run);
 #   budget    seconds the whole check may be charged, or None; the program's run counts toward the
 #             first check's (EvalPlus runs it in each check's process, within that check's timeout);
 #   expected  the digest of each expected output, or None (the canonical solution's run);
-#   tolerant  indexes of inputs whose output may pass without being equal (a float tolerance).
+#   tolerant  indexes of inputs whose output may pass without being equal (a float tolerance, or an
+#             oracle of EvalPlus's that compares something else: worker/judging/oracles.py).
 # An output goes as its encode()d value, or as the digest of its canonical() bytes when those are
 # longer than P. Like EvalPlus, a check stops at its first input that surely failed: it raised, it
-# returned what cannot be sent, it ran over its limit, or its digest is not the expected one where
-# no tolerance applies. Stopping only saves time; the host judges every input it is sent.
+# ran over its limit, or its digest is not the expected one (what cannot be sent has none) where no
+# tolerance applies. Stopping only saves time; the host judges every input it is sent.
 #
 # A call is charged as the time limit charges a candidate (worker/process/timelimit.py): wall-clock time
 # minus this thread's waits for a CPU, read from its schedstat, so a busy machine cannot push a
@@ -435,7 +436,7 @@ def run_io(candidate: str, io: dict, report) -> tuple[str, str, str | None]:
                     charge.start_call(None if limits is None else limits[index])
                     value = function(**arguments) if type(arguments) is dict else function(*arguments)
                     ns = charge.stop()
-                    entry, digest = output_entry(value, io["plain"])
+                    entry, digest = output_entry(value, io["plain"], io.get("view"))
                 except OverBudget:
                     charge.stop()
                     stopped = "budget"
@@ -451,7 +452,7 @@ def run_io(candidate: str, io: dict, report) -> tuple[str, str, str | None]:
                         break
                 elif io.get("all"):  # every input runs, whatever came of the last (call-based tests)
                     continue
-                elif not digest or (digest != expected[index] and index not in tolerated):
+                elif entry[0] in ("raised", "limit") or (index not in tolerated and digest != expected[index]):
                     break  # it surely failed here: EvalPlus stops a check at its first failure
         finally:
             sys.stdout, sys.stderr = real_stdout, real_stderr

@@ -13,10 +13,31 @@ to send (their digest goes instead).
 import _frozen_importlib
 
 _gcd_import = _frozen_importlib._gcd_import  # bound before the child's import guards replace it
+_set = set  # and before the candidate can replace builtins.set
 PLAIN_BYTES = 1024  # values whose canonical bytes are longer go as digests
+WHOLE_BYTES = 1 << 20  # the same, where the host needs the value itself to compare it (not only ==)
 
 
-def canonical(value: object, out: list[bytes], depth: int = 0) -> None:
+class Canonical:
+    """canonical()'s bytes as they are made: counted and hashed, never all held (an output can be a
+    gigabyte of them: MBPP+'s Mbpp/255 returns 1.7 million tuples)."""
+
+    __slots__ = ("hash", "size")
+
+    def __init__(self) -> None:
+        self.hash = _gcd_import("_blake2").blake2b(digest_size=16)
+        self.size = 0
+
+    def append(self, part: bytes) -> None:
+        self.hash.update(part)
+        self.size += len(part)
+
+    def extend(self, parts: list[bytes]) -> None:
+        for part in parts:
+            self.append(part)
+
+
+def canonical(value: object, out: list[bytes] | Canonical, depth: int = 0) -> None:
     """Bytes that are equal for two outputs exactly when == holds between them (for builtin types and
     their subclasses, taken as the builtin: a Counter as a dict, a namedtuple as a tuple): numbers by
     value (True, 1 and 1.0 alike), dicts and sets in sorted order. NaN is equal to nothing: refused."""
@@ -50,9 +71,11 @@ def canonical(value: object, out: list[bytes], depth: int = 0) -> None:
         kind = list if isinstance(value, list) else tuple
         items = list(kind.__iter__(value))
         out.append(b"%s%d:" % (b"l" if kind is list else b"t", len(items)))
-        numbers = as_doubles(items)
-        if numbers is not None:
-            out.append(numbers)
+        whole = as_doubles(items)
+        if whole is None:
+            whole = as_strings(items)
+        if whole is not None:
+            out.append(whole)
             return
         for item in items:
             canonical(item, out, depth + 1)
@@ -91,6 +114,21 @@ def as_doubles(items: list[object]) -> bytes | None:
     return b"D" + data
 
 
+def as_strings(items: list[object]) -> bytes | None:
+    """A list of strings, as one part: their lengths, then their text. None for any other list.
+
+    What canonical() makes of the items one by one would say as much, but a part per string is slow
+    for millions of them; the choice depends only on the items being strings, which == keeps."""
+    if len(items) < 8:
+        return None
+    if _set(map(type, items)) != {str}:
+        if not all(isinstance(item, str) for item in items):
+            return None
+        items = [str.__str__(item) for item in items]  # subclasses as the builtin, as == takes them
+    lengths = _gcd_import("array").array("Q", map(len, items))
+    return b"S" + lengths.tobytes() + str.encode("".join(items), "utf-8", "surrogatepass")
+
+
 def encode(value: object, depth: int = 0) -> object:
     """The output as JSON the host turns back into the same builtin objects (worker/judging/evalplus.py,
     decode()): null, true, false, a string, a small int, or [tag, ...] for the rest."""
@@ -126,32 +164,37 @@ def encode(value: object, depth: int = 0) -> object:
     raise TypeError(type(value).__name__)
 
 
-def output_entry(value: object, plain: int) -> tuple[list[object], str]:
-    """[kind, payload] for what a call returned (the "check" record, child.py), and its digest."""
+def output_entry(value: object, plain: int, view: str | None = None) -> tuple[list[object], str]:
+    """[kind, payload] for what a call returned (the "check" record, child.py), and its digest.
+
+    `view`, for EvalPlus's special oracles (worker/judging/oracles.py): "present" sends whether the
+    value is not None (the truth of its not-None tasks, whose outputs are re.Match objects); "items"
+    sends the set of an output's items where the output itself cannot be sent (a generator, a map),
+    since the oracle compares set(output) and nothing else of it."""
+    if view == "present":
+        value = value is not None
     try:
-        parts: list[bytes] = []
-        canonical(value, parts)
-        digest = digest_of(parts)
-        if sum(map(len, parts)) > plain:
+        made = Canonical()
+        canonical(value, made)
+        digest = made.hash.hexdigest()
+        if made.size > plain:
             return ["digest", digest], digest
         return ["value", encode(value)], digest
     except (TypeError, ValueError, RecursionError, MemoryError) as exc:
+        if view == "items":
+            return output_entry(_set(value), plain)
         return ["unencodable", str(exc)[:300] or type(value).__name__], ""
-
-
-def digest_of(parts: list[bytes]) -> str:
-    return _gcd_import("_blake2").blake2b(b"".join(parts), digest_size=16).hexdigest()
 
 
 def digest(value: object) -> str:
     """The digest of the value's canonical() bytes, as a candidate's output is digested (the host's, of an
     expected value); "" where it has none (a NaN equals nothing, an object has no canonical bytes)."""
-    parts: list[bytes] = []
+    made = Canonical()
     try:
-        canonical(value, parts)
+        canonical(value, made)
     except (TypeError, ValueError, RecursionError):
         return ""
-    return digest_of(parts)
+    return made.hash.hexdigest()
 
 
 def decode(value):

@@ -15,7 +15,7 @@ from __future__ import annotations
 import marshal
 from typing import Any
 
-from codeexec.worker.candidate.values import decode, digest
+from codeexec.worker.candidate.values import WHOLE_BYTES, decode, digest
 from codeexec.worker.judging import checker
 from codeexec.worker.judging.cases import Plan, Tally, wrong
 from codeexec.worker.judging.outputs import same_value
@@ -24,7 +24,6 @@ from codeexec.worker.process.runner import run_candidate
 from codeexec.worker.result import Outcome, RunResult, Verdict
 
 CHECK = "tests"
-_PLAIN_BYTES = 1 << 20  # values sent whole up to this; larger ones as digests of their canonical bytes
 _SLACK_S = 2.0  # the runner's limit beyond the calls' budget: for a program that cannot be interrupted
 
 
@@ -42,7 +41,7 @@ def run_tests(code: str, tests: CaseTests, plan: Plan) -> RunResult:
         "entry_point": tests.entry_point,
         "instance": "class Solution" in code,
         "prelude": plan.prelude,
-        "plain": _PLAIN_BYTES,
+        "plain": WHOLE_BYTES,  # values sent whole up to this; larger ones as digests
         "all": plan.all_tests,
         "checks": [
             [

@@ -1,7 +1,8 @@
-"""HumanEval+ as EvalPlus 0.3.1 judges it (evalplus/eval/__init__.py, evalplus/evaluate.py).
+"""HumanEval+ and MBPP+ as EvalPlus 0.3.1 judges them (evalplus/eval/__init__.py, evalplus/evaluate.py).
 
-A task of EvalPlus's shape has no assertions: it has inputs, in two checks, "base" (HumanEval's own
-tests) and "plus" (EvalPlus's), and a canonical solution whose outputs are the expected ones.
+A task of EvalPlus's shape has no assertions: it has inputs, in two checks, "base" (HumanEval's or
+MBPP's own tests) and "plus" (EvalPlus's), and a canonical solution whose outputs are the expected
+ones, compared by == or by the task's special oracle (worker/judging/oracles.py).
 
 1. The truth: once per run and task, a worker runs the canonical solution on every input, in the
    runner like any candidate (worker/candidate/running.py), and stores what each call returned and the
@@ -32,7 +33,8 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from codeexec.worker.candidate.values import PLAIN_BYTES, decode
+from codeexec.worker.candidate.values import decode
+from codeexec.worker.judging import oracles
 from codeexec.worker.models import IOTests
 from codeexec.worker.process.runner import run_candidate
 from codeexec.worker.result import Check, Outcome, RunResult
@@ -43,7 +45,7 @@ PASS, FAIL, TIMEOUT = "pass", "fail", "timeout"  # EvalPlus's words
 TIMEOUT_PER_CHECK_S = 60.0  # EvalPlus's EVALPLUS_TIMEOUT_PER_TASK
 CHECK_SLACK_S = 2.0  # what EvalPlus adds to a check's timeout (fast_check: 1 s, then join() 1 s more)
 TRUTH_TIMEOUT_S = 600.0  # the canonical solution on every input: ~5 s for the slowest task here
-TRUTH_FORMAT = 1  # of Truth and of what the child sends: a change makes every kept truth stale
+TRUTH_FORMAT = 2  # of Truth and of what the child sends: a change makes every kept truth stale
 _RTOL = 1e-07  # EvalPlus's np.allclose(..., rtol=1e-07)
 
 
@@ -58,7 +60,8 @@ class Truth(BaseModel):
 def compute_truth(tests: IOTests, options: dict[str, object]) -> Truth | str:
     """Run the canonical solution on every input; a Truth, or why it could not be had."""
     wanted = [[name, marshal.dumps(inputs), None, None, None, []] for name, inputs in tests.checks.items()]
-    io = {"entry_point": tests.entry_point, "plain": PLAIN_BYTES, "checks": wanted}
+    view, _ = oracles.views(tests.oracle)
+    io = {"entry_point": tests.entry_point, "plain": oracles.plain_bytes(tests.oracle), "checks": wanted, "view": view}
     result = run_candidate(tests.solution, [], TRUTH_TIMEOUT_S, io=io, **options)
     if result.exit_code is not Outcome.PASS or result.checks.keys() != tests.checks.keys():
         return f"the canonical solution did not run: {result.exit_code}: {result.detail}"
@@ -110,10 +113,12 @@ def run_sample(
     for name, inputs in tests.checks.items():
         call_limits = limits(truth, name, min_time_limit_s, factor)
         expected = [digest for *_, digest in truth.outputs[name]]
-        tolerant = [index for index, atol in enumerate(atols[name]) if atol]
+        decides = oracles.host_decides(tests.oracle)
+        tolerant = [index for index, atol in enumerate(atols[name]) if atol or decides]
         checks.append([name, marshal.dumps(inputs), call_limits, budget(call_limits), expected, tolerant])
         timeout += budget(call_limits)
-    io = {"entry_point": tests.entry_point, "plain": PLAIN_BYTES, "checks": checks}
+    _, view = oracles.views(tests.oracle)
+    io = {"entry_point": tests.entry_point, "plain": oracles.plain_bytes(tests.oracle), "checks": checks, "view": view}
     # The checks end themselves at their budgets; the runner's limit is for a program that cannot be
     # interrupted (a long computation in C).
     result = run_candidate(code, [], timeout + CHECK_SLACK_S, io=io, **options)
@@ -194,13 +199,13 @@ def status(tests: IOTests, flags: list[bool], check: Check) -> str:
 def tolerances(tests: IOTests, expected: list[tuple[str, Any, str]]) -> list[float]:
     """The tolerance each input is compared with: the task's atol, but 1e-6 from the first expected
     output that is a float, or a list or tuple of floats, on (EvalPlus sets its atol variable there
-    and it stays for the rest of the check). The find_zero oracle always tolerates. An expected
-    output kept as a digest is taken as not floats (none in HumanEval+ is)."""
+    and it stays for the rest of the check). An expected output kept as a digest is taken as not
+    floats (none in HumanEval+ or MBPP+ is)."""
     atol, found = tests.atol, []
     for kind, payload, _ in expected:
         if atol == 0 and kind == "value" and _is_floats(decode(payload)):
             atol = 1e-6
-        found.append(atol if tests.oracle == "equal" else math.inf)
+        found.append(atol)
     return found
 
 
@@ -211,28 +216,39 @@ def compare(
     check never got to fail."""
     flags = []
     for index, (kind, payload, _, _) in enumerate(check.outputs):
-        want_kind, want, want_digest = expected[index]
-        if kind == "digest":
-            flags.append(payload == want_digest)
-            continue
-        if kind != "value" or want_kind != "value":  # an output equal to a large one is as large
-            flags.append(False)
-            continue
         try:
-            out, exp = decode(payload), decode(want)
-            if tests.oracle == "find_zero":
-                flags.append(abs(_poly(*inputs[index], out)) <= tests.atol)
-                continue
-            exact = bool(out == exp)
-            atol = atols[index]
-            if not exact and atol != 0:
-                same_shape = type(out) is type(exp) and (not isinstance(exp, (list, tuple)) or len(out) == len(exp))
-                flags.append(same_shape and _allclose(out, exp, atol))
-            else:
-                flags.append(exact)
+            flags.append(_passes(tests, index, inputs[index], expected[index], atols, kind, payload))
         except (ArithmeticError, TypeError, ValueError, RecursionError):
             flags.append(False)
     return flags + [False] * (len(inputs) - len(check.outputs))
+
+
+def _passes(
+    tests: IOTests, index: int, arguments: list[Any], expected: tuple[str, Any, str], atols: list[float], kind: str,
+    payload: Any,
+) -> bool:  # fmt: skip
+    """unsafe_execute()'s verdict on input `index`, whose output was sent as [kind, payload]."""
+    want_kind, want, want_digest = expected
+    if kind in ("raised", "limit"):
+        return False
+    if kind != "value":
+        unsent = oracles.unsent_passes(tests.oracle, decode(want) if want_kind == "value" else None)
+        if unsent is not None:
+            return unsent
+    if kind == "digest":
+        return payload == want_digest
+    if kind != "value" or want_kind != "value":  # an output equal to a large one is as large
+        return False
+    out, exp = decode(payload), decode(want)
+    if tests.oracle == "find_zero":
+        return oracles.find_zero(arguments, out, tests.atol)
+    before = atols[index - 1] if index else tests.atol
+    exact = oracles.matches(tests.oracle, out, exp, arguments, before)
+    atol = atols[index]
+    if not exact and atol != 0:
+        same_shape = type(out) is type(exp) and (not isinstance(exp, (list, tuple)) or len(out) == len(exp))
+        return same_shape and _allclose(out, exp, atol)
+    return exact
 
 
 def _is_floats(value: Any) -> bool:
@@ -255,13 +271,3 @@ def _allclose(out: Any, exp: Any, atol: float) -> bool:
     if math.isinf(out) or math.isinf(exp):
         return out == exp
     return abs(out - exp) <= atol + _RTOL * abs(exp)
-
-
-def _poly(xs: list[Any], x: float) -> float:
-    """EvalPlus's oracle for find_zero (HumanEval/32): the polynomial xs at x, summed left to right as
-    EvalPlus's sum() does on Python 3.11 (the references' Python; from 3.12 sum() of floats is
-    compensated, which moves outputs near the 1e-4 tolerance across it)."""
-    total = 0
-    for i, coeff in enumerate(xs):
-        total += coeff * math.pow(x, i)
-    return total
