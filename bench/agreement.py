@@ -18,6 +18,13 @@ and shows its statuses for those samples this time: a difference that moves is E
     python bench/agreement.py --humanevalplus [--rerun-evalplus]
     python bench/agreement.py --bigcodebench [--preload-check FILE] [--bcb-source DIR]
 
+With --mbppplus, the samples are bench/mbppplus_samples.py's (Reflexion's GPT-4 MBPP solutions under MBPP+'s
+task ids, every canonical solution, and three made variants of each) on MBPP+ v0.1.0, and the reference is
+EvalPlus 0.3.1 itself, run first on the same file on this machine (bench/evalplus_ref.py; or its
+eval_results.json from an earlier run, --evalplus-results FILE): the same figures and goals as --humanevalplus.
+
+    python bench/agreement.py --mbppplus [--evalplus-results FILE] [--rerun-evalplus]
+
 With --bigcodebench, the files are ../shared/data/bigcodebench/qwen2.5-coder-base/*/*/ (Qwen2.5-Coder 1.5B and
 7B base, full and hard, 2,576 greedy samples) on BigCodeBench v0.1.0_hf, the version they were judged on, in
 the bigcodebench environment (codeexec env build bigcodebench, in CODEEXEC_DATA_DIR), with the limits they
@@ -88,6 +95,34 @@ def mbpp_reference(directory: Path, original_tests: bool) -> Path:
     return path
 
 
+def mbppplus_reference(directory: Path, evalplus_results: Path | None) -> Path:
+    """bench/mbppplus_samples.py's samples, each with EvalPlus 0.3.1's base_status and plus_status: from
+    `evalplus_results` (EvalPlus's eval_results.json of the same samples), or from running EvalPlus now."""
+    import evalplus_ref
+    import mbppplus_samples
+
+    samples = directory / "mbppplus-samples.jsonl"
+    count = mbppplus_samples.write(samples)
+    if evalplus_results is None:
+        print(f"EvalPlus 0.3.1 on {count} MBPP+ samples ...", file=sys.stderr)
+        seconds, found = evalplus_ref.evaluate(samples, directory / "evalplus", directory / "evalplus-cache", 2, "mbpp")
+        print(f"EvalPlus took {seconds:.0f} s", file=sys.stderr)
+    else:
+        found = json.loads(evalplus_results.read_text())
+    path = directory / "mbppplus-samples.evalplus.jsonl"
+    seen: dict[str, int] = {}
+    with path.open("w") as out:
+        for line in samples.open():
+            sample = json.loads(line)
+            entry = found["eval"][sample["task_id"]][seen.setdefault(sample["task_id"], 0)]
+            seen[sample["task_id"]] += 1
+            if entry["solution"] != sample["solution"]:
+                sys.exit(f"{evalplus_results}: not EvalPlus's results of these samples ({sample['task_id']})")
+            statuses = {"base_status": entry["base_status"], "plus_status": entry["plus_status"]}
+            out.write(json.dumps(sample | statuses) + "\n")
+    return path
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("files", nargs="*", type=Path, help="reference files (default: all of humaneval-reference)")
@@ -96,6 +131,8 @@ def main() -> None:
     parser.add_argument("--mbpp-original-tests", action="store_true", help="with --mbpp: on mbpp.jsonl's tests")
     parser.add_argument("--humanevalplus", action="store_true", help="HumanEval+ against EvalPlus 0.3.1's statuses")
     parser.add_argument("--rerun-evalplus", action="store_true", help="with --humanevalplus: see above")
+    parser.add_argument("--mbppplus", action="store_true", help="MBPP+ against EvalPlus 0.3.1 run here")
+    parser.add_argument("--evalplus-results", type=Path, help="with --mbppplus: see above")
     parser.add_argument("--bigcodebench", action="store_true", help="BigCodeBench against its own statuses")
     parser.add_argument(
         "--preload-check", type=Path, default=QWEN / "7b-base" / "hard" / "completion-sanitized-calibrated.jsonl"
@@ -115,6 +152,9 @@ def main() -> None:
         elif args.humanevalplus:
             args.problems = "humanevalplus"
             files = args.files or sorted(EVALPLUS_REFERENCE.glob("*.evalplus.jsonl"))
+        elif args.mbppplus:
+            args.problems = "mbppplus"
+            files = [mbppplus_reference(Path(tmp), args.evalplus_results)]
         else:
             files = args.files or sorted(REFERENCE.glob("*.jsonl"))
         problems = load_problems(args.problems)
@@ -132,9 +172,10 @@ def main() -> None:
                 time.sleep(1)
             elapsed = time.monotonic() - began
             print(f"\r{total} samples in {elapsed:.0f} s", file=sys.stderr)
-            if args.humanevalplus:
+            if args.humanevalplus or args.mbppplus:
                 found = [compare_statuses(client, run, path) for run, (path, _) in runs.items()]
-                report_statuses(found, args.json, Path(tmp) if args.rerun_evalplus else None)
+                dataset = "mbpp" if args.mbppplus else "humaneval"
+                report_statuses(found, args.json, Path(tmp) if args.rerun_evalplus else None, dataset)
                 return
             results = [compare(client, run, path) for run, (path, _) in runs.items()]
     report(results, args.json)
@@ -273,7 +314,9 @@ def report_bigcodebench(
         json_out.write_text(json.dumps({"files": [r.model_dump() for r in results], "moved": moved}, indent=1))
 
 
-def report_statuses(results: list[EvalPlusAgreement], json_out: Path | None, rerun_in: Path | None) -> None:
+def report_statuses(
+    results: list[EvalPlusAgreement], json_out: Path | None, rerun_in: Path | None, dataset: str = "humaneval"
+) -> None:
     samples = sum(r.samples for r in results)
     same = sum(r.same_both for r in results)
     print(
@@ -292,7 +335,7 @@ def report_statuses(results: list[EvalPlusAgreement], json_out: Path | None, rer
     print(f"largest pass@1 difference: base {base_gap:.2f} points, plus {plus_gap:.2f} points")
     print("goals: >= 99.5 % the same, pass@1 within 0.5 point per file")
     for r in results:
-        rerun = _rerun_evalplus(r, rerun_in) if rerun_in and r.disagreements else {}
+        rerun = _rerun_evalplus(r, rerun_in, dataset) if rerun_in and r.disagreements else {}
         for d in r.disagreements:
             again = f"\n    EvalPlus run again: {rerun[d.line]}" if d.line in rerun else ""
             where = f"{Path(r.reference).name}:{d.line} {d.task_id}"
@@ -301,17 +344,16 @@ def report_statuses(results: list[EvalPlusAgreement], json_out: Path | None, rer
         json_out.write_text(json.dumps([r.model_dump() for r in results], indent=1))
 
 
-def _rerun_evalplus(result: EvalPlusAgreement, directory: Path) -> dict[int, str]:
+def _rerun_evalplus(result: EvalPlusAgreement, directory: Path, dataset: str) -> dict[int, str]:
     """EvalPlus's statuses this time for the lines that differ (it needs the whole file to run)."""
     import evalplus_ref
 
     path = Path(result.reference)
     samples = directory / f"again-{path.stem.replace('.', '-')}.jsonl"
     lines = [json.loads(line) for line in path.open()]
-    samples.write_text(
-        "".join(json.dumps({"task_id": r["task_id"], "completion": r["completion"]}) + "\n" for r in lines)
-    )
-    _, found = evalplus_ref.evaluate(samples, directory / "evalplus", directory / "evalplus-cache")
+    kept = ("task_id", "completion", "solution")
+    samples.write_text("".join(json.dumps({k: r[k] for k in kept if k in r}) + "\n" for r in lines))
+    _, found = evalplus_ref.evaluate(samples, directory / "evalplus", directory / "evalplus-cache", 2, dataset)
     seen: dict[str, int] = {}
     statuses = {}
     for number, record in enumerate(lines, start=1):

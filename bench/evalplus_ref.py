@@ -1,6 +1,7 @@
 """EvalPlus 0.3.1 itself, for the benchmarks that compare codeexec with it (bench/agreement.py,
-bench/evalplus_speed.py): installed by pip into a throw-away virtualenv on first use, and run on the
-HumanEval+ file codeexec bundles (HUMANEVAL_OVERRIDE_PATH, so nothing is downloaded)."""
+bench/evalplus_speed.py, bench/load_invariance.py): installed by pip into a throw-away virtualenv on first
+use, and run on the HumanEval+ or MBPP+ file codeexec bundles (HUMANEVAL_OVERRIDE_PATH, MBPP_OVERRIDE_PATH,
+so nothing is downloaded)."""
 
 from __future__ import annotations
 
@@ -14,10 +15,15 @@ import tempfile
 import time
 from pathlib import Path
 
-from codeexec.producer.problems import HUMANEVALPLUS_PATH
+from codeexec.producer.problems import HUMANEVALPLUS_PATH, MBPPPLUS_PATH
 
 VERSION = "0.3.1"
 VENV = Path(tempfile.gettempdir()) / f"codeexec-bench-evalplus-{VERSION}"
+#: EvalPlus's --dataset: the bundled file, and the variable that points EvalPlus at it.
+DATASETS = {
+    "humaneval": (HUMANEVALPLUS_PATH, "HUMANEVAL_OVERRIDE_PATH"),
+    "mbpp": (MBPPPLUS_PATH, "MBPP_OVERRIDE_PATH"),
+}
 
 
 def python() -> Path:
@@ -32,20 +38,23 @@ def python() -> Path:
     return interpreter
 
 
-def evaluate(samples: Path, workdir: Path, cache: Path, parallel: int = 2) -> tuple[float, dict]:
-    """Run `evalplus.evaluate` on `samples` (copied into `workdir`, where EvalPlus writes its results)
-    with its ground-truth cache in `cache` (empty: EvalPlus computes the expected outputs first).
-    Returns the command's wall-clock seconds and its eval_results.json."""
+def evaluate(
+    samples: Path, workdir: Path, cache: Path, parallel: int = 2, dataset: str = "humaneval"
+) -> tuple[float, dict]:
+    """Run `evalplus.evaluate --dataset DATASET` on `samples` (copied into `workdir`, where EvalPlus writes
+    its results) with its ground-truth cache in `cache` (empty: EvalPlus computes the expected outputs
+    first). Returns the command's wall-clock seconds and its eval_results.json."""
     workdir.mkdir(parents=True, exist_ok=True)
-    dataset = workdir / "HumanEvalPlus.jsonl"
-    if not dataset.exists():
-        dataset.write_bytes(gzip.decompress(HUMANEVALPLUS_PATH.read_bytes()))  # the hash EvalPlus reports
+    bundled, variable = DATASETS[dataset]
+    data = workdir / bundled.name.removesuffix(".gz")
+    if not data.exists():
+        data.write_bytes(gzip.decompress(bundled.read_bytes()))  # the hash EvalPlus reports
     copy = workdir / samples.name
     shutil.copyfile(samples, copy)
     results = copy.with_name(copy.name.replace(".jsonl", "_eval_results.json"))
     results.unlink(missing_ok=True)  # EvalPlus would load it instead of evaluating (or ask before overwriting)
-    environment = os.environ | {"HUMANEVAL_OVERRIDE_PATH": str(dataset), "XDG_CACHE_HOME": str(cache)}
-    command = [str(python()), "-m", "evalplus.evaluate", "--dataset", "humaneval", "--samples", str(copy)]
+    environment = os.environ | {variable: str(data), "XDG_CACHE_HOME": str(cache)}
+    command = [str(python()), "-m", "evalplus.evaluate", "--dataset", dataset, "--samples", str(copy)]
     began = time.monotonic()
     subprocess.run(
         [*command, "--parallel", str(parallel)],

