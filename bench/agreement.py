@@ -95,18 +95,19 @@ def mbpp_reference(directory: Path, original_tests: bool) -> Path:
     return path
 
 
-def mbppplus_reference(directory: Path, evalplus_results: Path | None) -> Path:
+def mbppplus_reference(directory: Path, evalplus_results: Path | None) -> tuple[Path, float | None]:
     """bench/mbppplus_samples.py's samples, each with EvalPlus 0.3.1's base_status and plus_status: from
-    `evalplus_results` (EvalPlus's eval_results.json of the same samples), or from running EvalPlus now."""
+    `evalplus_results` (EvalPlus's eval_results.json of the same samples), or from running EvalPlus now
+    (and then the seconds it took)."""
     import evalplus_ref
     import mbppplus_samples
 
     samples = directory / "mbppplus-samples.jsonl"
     count = mbppplus_samples.write(samples)
+    seconds = None
     if evalplus_results is None:
         print(f"EvalPlus 0.3.1 on {count} MBPP+ samples ...", file=sys.stderr)
         seconds, found = evalplus_ref.evaluate(samples, directory / "evalplus", directory / "evalplus-cache", 2, "mbpp")
-        print(f"EvalPlus took {seconds:.0f} s", file=sys.stderr)
     else:
         found = json.loads(evalplus_results.read_text())
     path = directory / "mbppplus-samples.evalplus.jsonl"
@@ -120,7 +121,7 @@ def mbppplus_reference(directory: Path, evalplus_results: Path | None) -> Path:
                 sys.exit(f"{evalplus_results}: not EvalPlus's results of these samples ({sample['task_id']})")
             statuses = {"base_status": entry["base_status"], "plus_status": entry["plus_status"]}
             out.write(json.dumps(sample | statuses) + "\n")
-    return path
+    return path, seconds
 
 
 def main() -> None:
@@ -144,6 +145,7 @@ def main() -> None:
     if args.bigcodebench:
         bigcodebench(args.workers, args.preload_check, args.json, args.bcb_source)
         return
+    theirs = None  # EvalPlus's seconds, where it ran here
     with tempfile.TemporaryDirectory() as tmp:
         if args.mbpp:
             original = args.mbpp_original_tests
@@ -154,7 +156,8 @@ def main() -> None:
             files = args.files or sorted(EVALPLUS_REFERENCE.glob("*.evalplus.jsonl"))
         elif args.mbppplus:
             args.problems = "mbppplus"
-            files = [mbppplus_reference(Path(tmp), args.evalplus_results)]
+            reference, theirs = mbppplus_reference(Path(tmp), args.evalplus_results)
+            files = [reference]
         else:
             files = args.files or sorted(REFERENCE.glob("*.jsonl"))
         problems = load_problems(args.problems)
@@ -172,6 +175,9 @@ def main() -> None:
                 time.sleep(1)
             elapsed = time.monotonic() - began
             print(f"\r{total} samples in {elapsed:.0f} s", file=sys.stderr)
+            if theirs is not None:
+                ratio = f"EvalPlus {theirs:.0f} s, codeexec {elapsed:.0f} s ({theirs / elapsed:.1f}x)"
+                print(f"wall time, each computing the expected outputs first: {ratio}")
             if args.humanevalplus or args.mbppplus:
                 found = [compare_statuses(client, run, path) for run, (path, _) in runs.items()]
                 dataset = "mbpp" if args.mbppplus else "humaneval"
