@@ -22,8 +22,8 @@ from codeexec.worker.models import RunMeta
 def write_eval_results(client: redis.Redis, meta: RunMeta, out: Path, samples_path: Path | None = None) -> int:
     """Write `out` as EvalPlus 0.3.1 does: {"date", "hash", "eval": {task_id: [one entry per sample, in
     the samples file's order]}}, each entry {task_id, solution, base_status, plus_status,
-    base_fail_tests, plus_fail_tests} (a failed check's first failing input, as EvalPlus lists it
-    without --test_details). Returns the number of samples; samples without a result are left out."""
+    base_fail_tests, plus_fail_tests} (the input EvalPlus lists without --test_details: _fail_tests()).
+    Returns the number of samples; samples without a result are left out."""
     if not meta.base_tests:
         raise InputError(f"run {meta.run!r} has no EvalPlus tests: --evalplus-results is for HumanEval+ and MBPP+ runs")
     problems, found = recorded(client, meta, samples_path)
@@ -31,8 +31,9 @@ def write_eval_results(client: redis.Redis, meta: RunMeta, out: Path, samples_pa
     for line, stored in found:
         problem = problems[line.task_id]
         assert problem.io is not None
+        statuses = {"base": stored.base_status, "plus": stored.plus_status}
         failing = {
-            name: [_written(line.task_id, inputs[stored.first_failures[name]])] if name in stored.first_failures else []
+            name: _fail_tests(line.task_id, inputs, stored.first_failures.get(name), statuses[name])
             for name, inputs in problem.io.checks.items()
         }
         evaluated.setdefault(line.task_id, []).append(
@@ -50,8 +51,16 @@ def write_eval_results(client: redis.Redis, meta: RunMeta, out: Path, samples_pa
     return sum(len(entries) for entries in evaluated.values())
 
 
-def _written(task_id: str, arguments: list[Any]) -> list[Any]:
-    return mbppplus.results_form(task_id, arguments) if mbppplus.is_mbpp(task_id) else arguments
+def _fail_tests(task_id: str, inputs: list[list[Any]], first: int | None, status: str | None) -> list[Any]:
+    """EvalPlus's list: the input of the check's last detail, its first failing one; for a check that ran
+    out of time, the last one that passed before it (none if none did)."""
+    if first is None:
+        return []
+    index = first - 1 if status == "timeout" else first
+    if index < 0:
+        return []
+    arguments = inputs[index]
+    return [mbppplus.results_form(task_id, arguments) if mbppplus.is_mbpp(task_id) else arguments]
 
 
 def dataset_hash(spec: str) -> str:

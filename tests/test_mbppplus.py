@@ -183,6 +183,8 @@ SAMPLES = [
     ("Mbpp/794", "def text_starta_endb(t):\n    return t.startswith('a') and t.endswith('b')\n", ("pass", "fail")),
     ("Mbpp/17", "def square_perimeter(a):\n    return 4 * a\n", ("pass", "pass")),
     ("Mbpp/17", "def square_perimeter(a):\n    while True:\n        pass\n", ("fail", "fail")),
+    # the program's own run takes each check's whole time: both time out before an input is done
+    ("Mbpp/17", "import time\ntime.sleep(100)\ndef square_perimeter(a):\n    return 4 * a\n", ("timeout", "timeout")),
 ]
 
 
@@ -199,9 +201,9 @@ def test_mbppplus_end_to_end_with_evalplus_results(env: dict[str, str], tmp_path
     ours = [json.loads(line) for line in per_sample.open()]
     assert [(r["base_status"], r["plus_status"]) for r in ours] == [statuses for *_, statuses in SAMPLES]
     document = json.loads(out.stdout)
-    # Per task: Mbpp/2 1 of 2 on both, Mbpp/124 0, Mbpp/794 1 base and 0 plus, Mbpp/17 1 of 2
-    assert document["base_pass_at_k"]["1"] == pytest.approx((0.5 + 0 + 1 + 0.5) / 4)
-    assert document["pass_at_k"]["1"] == pytest.approx((0.5 + 0 + 0 + 0.5) / 4)
+    # Per task: Mbpp/2 1 of 2 on both, Mbpp/124 0, Mbpp/794 1 base and 0 plus, Mbpp/17 1 of 3
+    assert document["base_pass_at_k"]["1"] == pytest.approx((1 / 2 + 0 + 1 + 1 / 3) / 4)
+    assert document["pass_at_k"]["1"] == pytest.approx((1 / 2 + 0 + 0 + 1 / 3) / 4)
     results = json.loads(exported.read_text())
     assert results["hash"] == "ebe95df0d5220f00cedd6f4bddea35e4"  # EvalPlus's, of the same file
     (angle,) = results["eval"]["Mbpp/124"]
@@ -209,3 +211,6 @@ def test_mbppplus_end_to_end_with_evalplus_results(env: dict[str, str], tmp_path
     first, second = results["eval"]["Mbpp/2"]
     assert (first["base_status"], second["base_status"]) == ("pass", "fail")
     assert second["base_fail_tests"] == [[[3, 4, 5, 6], [5, 7, 4, 10]]]
+    *_, endless, sleeper = results["eval"]["Mbpp/17"]
+    assert endless["base_fail_tests"] == [[10]]  # its first input, over its time limit
+    assert (sleeper["base_fail_tests"], sleeper["plus_fail_tests"]) == ([], [])  # no input done in either check
