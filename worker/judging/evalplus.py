@@ -59,17 +59,18 @@ class Truth(BaseModel):
 
 def compute_truth(tests: IOTests, options: dict[str, object]) -> Truth | str:
     """Run the canonical solution on every input; a Truth, or why it could not be had."""
-    wanted = [[name, marshal.dumps(inputs), None, None, None, []] for name, inputs in tests.checks.items()]
+    arguments = tests.checks  # decoded once
+    wanted = [[name, marshal.dumps(inputs), None, None, None, []] for name, inputs in arguments.items()]
     view, _ = oracles.views(tests.oracle)
     io = {"entry_point": tests.entry_point, "plain": oracles.plain_bytes(tests.oracle), "checks": wanted, "view": view}
     result = run_candidate(tests.solution, [], TRUTH_TIMEOUT_S, io=io, **options)
-    if result.exit_code is not Outcome.PASS or result.checks.keys() != tests.checks.keys():
+    if result.exit_code is not Outcome.PASS or result.checks.keys() != arguments.keys():
         return f"the canonical solution did not run: {result.exit_code}: {result.detail}"
     for name, check in result.checks.items():
         for number, (kind, payload, _, _) in enumerate(check.outputs, start=1):
             if kind not in ("value", "digest"):
                 return f"the canonical solution's {name} input {number}: {kind}: {payload}"
-        if len(check.outputs) != len(tests.checks[name]):
+        if len(check.outputs) != len(arguments[name]):
             return f"the canonical solution's {name} check ended after {len(check.outputs)} inputs"
     checks = result.checks.items()
     return Truth(
@@ -109,11 +110,12 @@ def run_sample(
 ) -> RunResult:
     """Run the program on every input and judge it as EvalPlus does."""
     checks, timeout = [], 0.0
-    atols = {name: tolerances(tests, truth.outputs[name]) for name in tests.checks}
-    for name, inputs in tests.checks.items():
+    arguments = tests.checks  # decoded once (MBPP+'s typed arguments), for the run and for judge()
+    atols = {name: tolerances(tests, truth.outputs[name]) for name in arguments}
+    decides = oracles.host_decides(tests.oracle)
+    for name, inputs in arguments.items():
         call_limits = limits(truth, name, min_time_limit_s, factor)
         expected = [digest for *_, digest in truth.outputs[name]]
-        decides = oracles.host_decides(tests.oracle)
         tolerant = [index for index, atol in enumerate(atols[name]) if atol or decides]
         checks.append([name, marshal.dumps(inputs), call_limits, budget(call_limits), expected, tolerant])
         timeout += budget(call_limits)
@@ -122,19 +124,25 @@ def run_sample(
     # The checks end themselves at their budgets; the runner's limit is for a program that cannot be
     # interrupted (a long computation in C).
     result = run_candidate(code, [], timeout + CHECK_SLACK_S, io=io, **options)
-    return judge(tests, truth, atols, result)
+    return judge(tests, arguments, truth, atols, result)
 
 
-def judge(tests: IOTests, truth: Truth, atols: dict[str, list[float]], result: RunResult) -> RunResult:
+def judge(
+    tests: IOTests,
+    arguments: dict[str, list[list[Any]]],
+    truth: Truth,
+    atols: dict[str, list[float]],
+    result: RunResult,
+) -> RunResult:
     """The run's result with EvalPlus's statuses, the score (inputs passed / inputs) and a verdict;
-    `atols`: each check's tolerances()."""
+    `arguments`: tests.checks, `atols`: each check's tolerances()."""
     if result.exit_code is Outcome.INFRA_ERROR:
         return result
     statuses: dict[str, str] = {}
     first_failures: dict[str, int] = {}
     passed = 0
     why: list[str] = []
-    for name, inputs in tests.checks.items():
+    for name, inputs in arguments.items():
         check = result.checks.get(name)
         if check is None:
             # The program did not run (EvalPlus: the check fails), or the process ended before the check
@@ -150,7 +158,7 @@ def judge(tests: IOTests, truth: Truth, atols: dict[str, list[float]], result: R
         if first is not None:
             first_failures[name] = first
         why.append(f"{name}: {statuses[name]}" + (_failure(check, first, len(inputs)) if first is not None else ""))
-    total = sum(len(inputs) for inputs in tests.checks.values())
+    total = sum(len(inputs) for inputs in arguments.values())
     if all(status == PASS for status in statuses.values()):
         outcome = Outcome.PASS
     elif result.exit_code in (Outcome.SYNTAX_ERROR, Outcome.ERROR):
