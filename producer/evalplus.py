@@ -59,8 +59,7 @@ def _fail_tests(task_id: str, inputs: list[list[Any]], first: int | None, status
     index = first - 1 if status == "timeout" else first
     if index < 0:
         return []
-    arguments = inputs[index]
-    return [mbppplus.results_form(task_id, arguments) if mbppplus.is_mbpp(task_id) else arguments]
+    return [mbppplus.results_form(task_id, inputs[index])]
 
 
 def dataset_hash(spec: str) -> str:

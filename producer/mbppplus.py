@@ -37,9 +37,10 @@ ORACLES: dict[str, Oracle] = {
 }
 
 
-def is_mbpp(task_id: str) -> bool:
+def task_number(task_id: str) -> int | None:
+    """N of MBPP's task id Mbpp/N (MBPP's splits go by it too), or None for any other id."""
     prefix, _, number = task_id.partition("/")
-    return prefix == "Mbpp" and number.isdigit()
+    return int(number) if prefix == "Mbpp" and number.isdigit() else None
 
 
 def oracle(entry_point: str) -> Oracle:
@@ -50,14 +51,15 @@ def typed_inputs(task_id: str, inputs: list[Arguments]) -> list[Arguments]:
     """The task's argument lists as EvalPlus calls the entry point with them (tuples where the file has
     lists, sets, complex numbers), each argument encode()d for IOTests(typed=True). Raises ValueError
     (or TypeError) where an input does not have the form EvalPlus reads for the task."""
-    retype = _FORMS.get(_number(task_id), list)
+    retype = _FORMS.get(task_number(task_id), list)
     return [[encode(argument) for argument in retype(arguments)] for arguments in inputs]
 
 
 def results_form(task_id: str, arguments: Arguments) -> Arguments:
     """A failing input as EvalPlus writes it in eval_results.json (mbpp_serialize_inputs(), then
-    JSON: tuples as lists): sets as lists, complex numbers and Mbpp/124's float as strings."""
-    number = _number(task_id)
+    JSON: tuples as lists): sets as lists, complex numbers and Mbpp/124's float as strings; any other
+    task's (HumanEval+'s too) as it is."""
+    number = task_number(task_id)
     if number == 115:
         return [[list(item) for item in arguments[0]]]
     if number == 124:
@@ -65,10 +67,6 @@ def results_form(task_id: str, arguments: Arguments) -> Arguments:
     if number == 252:
         return [str(arguments[0])]
     return arguments
-
-
-def _number(task_id: str) -> int:
-    return int(task_id.partition("/")[2])
 
 
 # ---- the arguments' types, by task number (EvalPlus's mbpp_deserialize_inputs) --------------------------

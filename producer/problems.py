@@ -79,7 +79,7 @@ def select_split(problems: dict[str, Problem], split: str) -> dict[str, Problem]
     bounds = MBPP_SPLITS[split]
     if bounds is None:
         return problems
-    numbers = {task_id: _mbpp_number(task_id) for task_id in problems}
+    numbers = {task_id: mbppplus.task_number(task_id) for task_id in problems}
     if None in numbers.values():
         raise InputError(f"--split {split}: only MBPP problems (task ids Mbpp/N) have splits")
     low, high = bounds
@@ -87,11 +87,6 @@ def select_split(problems: dict[str, Problem], split: str) -> dict[str, Problem]
     if not chosen:
         raise InputError(f"--split {split}: none of the problems has a task id in {low}-{high}")
     return chosen
-
-
-def _mbpp_number(task_id: str) -> int | None:
-    prefix, _, number = task_id.partition("/")
-    return int(number) if prefix == "Mbpp" and number.isdigit() else None
 
 
 def humaneval_path() -> Path:
@@ -187,7 +182,7 @@ def _evalplus_problem(record: _EvalPlusRecord) -> Problem:
     """HumanEval+'s or MBPP+'s task (MBPP's task ids: its arguments' types and oracles, producer/mbppplus.py)."""
     base, plus, typed = record.base_input, record.plus_input, False
     oracle: Oracle = "find_zero" if record.entry_point == "find_zero" else "equal"
-    if mbppplus.is_mbpp(record.task_id):
+    if mbppplus.task_number(record.task_id) is not None:
         try:
             base, plus = (mbppplus.typed_inputs(record.task_id, inputs) for inputs in (base, plus))
         except (TypeError, ValueError, KeyError, IndexError, AttributeError) as exc:
