@@ -111,12 +111,9 @@ def mbppplus_reference(directory: Path, evalplus_results: Path | None) -> tuple[
     else:
         found = json.loads(evalplus_results.read_text())
     path = directory / "mbppplus-samples.evalplus.jsonl"
-    seen: dict[str, int] = {}
+    made = [json.loads(line) for line in samples.open()]
     with path.open("w") as out:
-        for line in samples.open():
-            sample = json.loads(line)
-            entry = found["eval"][sample["task_id"]][seen.setdefault(sample["task_id"], 0)]
-            seen[sample["task_id"]] += 1
+        for sample, entry in zip(made, evalplus_ref.in_order(found, [s["task_id"] for s in made]), strict=True):
             if entry["solution"] != sample["solution"]:
                 sys.exit(f"{evalplus_results}: not EvalPlus's results of these samples ({sample['task_id']})")
             statuses = {"base_status": entry["base_status"], "plus_status": entry["plus_status"]}
@@ -360,13 +357,8 @@ def _rerun_evalplus(result: EvalPlusAgreement, directory: Path, dataset: str) ->
     kept = ("task_id", "completion", "solution")
     samples.write_text("".join(json.dumps({k: r[k] for k in kept if k in r}) + "\n" for r in lines))
     _, found = evalplus_ref.evaluate(samples, directory / "evalplus", directory / "evalplus-cache", 2, dataset)
-    seen: dict[str, int] = {}
-    statuses = {}
-    for number, record in enumerate(lines, start=1):
-        entry = found["eval"][record["task_id"]][seen.get(record["task_id"], 0)]
-        seen[record["task_id"]] = seen.get(record["task_id"], 0) + 1
-        statuses[number] = f"{entry['base_status']}/{entry['plus_status']}"
-    return statuses
+    entries = evalplus_ref.in_order(found, [record["task_id"] for record in lines])
+    return {number: f"{e['base_status']}/{e['plus_status']}" for number, e in enumerate(entries, start=1)}
 
 
 def report(results: list[Agreement], json_out: Path | None) -> None:

@@ -66,3 +66,14 @@ def evaluate(
     )
     elapsed = time.monotonic() - began
     return elapsed, json.loads(results.read_text())
+
+
+def in_order(results: dict, task_ids: list[str]) -> list[dict]:
+    """EvalPlus's entry of each sample of a samples file whose task ids are `task_ids`, in the file's
+    order (its eval_results.json lists a task's samples in that order)."""
+    taken: dict[str, int] = {}
+    entries = []
+    for task_id in task_ids:
+        entries.append(results["eval"][task_id][taken.get(task_id, 0)])
+        taken[task_id] = taken.get(task_id, 0) + 1
+    return entries

@@ -94,13 +94,8 @@ def evalplus(samples: Path, directory: Path, name: str, dataset: str = "humaneva
     """EvalPlus 0.3.1 on the samples, with the ground-truth cache its first (idle) run made."""
     cache = directory / f"evalplus-cache-{dataset}"
     seconds, results = evalplus_ref.evaluate(samples, directory / name, cache, CORES, dataset)
-    seen: dict[str, int] = {}
-    verdicts = []
-    for line in samples.read_text().splitlines():
-        task_id = json.loads(line)["task_id"]
-        entry = results["eval"][task_id][seen.get(task_id, 0)]
-        seen[task_id] = seen.get(task_id, 0) + 1
-        verdicts.append(f"{entry['base_status']}/{entry['plus_status']}")
+    task_ids = [json.loads(line)["task_id"] for line in samples.read_text().splitlines()]
+    verdicts = [f"{e['base_status']}/{e['plus_status']}" for e in evalplus_ref.in_order(results, task_ids)]
     return Evaluated(verdicts, seconds)
 
 
