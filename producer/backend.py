@@ -6,6 +6,7 @@ import os
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from functools import partial
 from pathlib import Path
 
 import redis
@@ -14,10 +15,10 @@ from redis.retry import Retry
 
 from codeexec.producer import resident
 from codeexec.producer.inputs import InputError
-from codeexec.producer.server import EmbeddedServer
+from codeexec.producer.server import EmbeddedServer, gone_for_good
 from codeexec.producer.workers import LocalWorkers
 from codeexec.worker.queue.store import connect
-from codeexec.worker.settings import Settings, get_settings
+from codeexec.worker.settings import Settings, embedded_socket, get_settings
 
 
 @contextmanager
@@ -42,10 +43,10 @@ def backend(settings: Settings, workers: int | None = None, run_jobs: bool = Fal
             with resident.attach(users, data_dir, workers, settings.keep_warm_s) as url:
                 if url:
                     _check_reachable(url)
-                    yield connect(url)
+                    yield connect(url, partial(gone_for_good, data_dir))
                     return
         with _started(settings, EmbeddedServer(data_dir), workers if run_jobs else 0) as url:
-            yield connect(url)
+            yield connect(url, partial(gone_for_good, data_dir))
 
 
 @contextmanager
@@ -55,6 +56,8 @@ def _started(settings: Settings, server: EmbeddedServer | None, workers: int) ->
     local = None
     try:
         url = server.start() if server else settings.effective_redis_url
+        if server and server.process:
+            server.keep_up()  # this command started it: it starts it again if it exits
         _check_reachable(url)
         if workers:
             local = LocalWorkers(workers, settings.data_dir, url).start()
@@ -90,3 +93,27 @@ def _check_reachable(url: str) -> None:
             if time.monotonic() > deadline:
                 raise InputError(f"cannot reach Redis at {url}: {exc}") from None
             time.sleep(0.2)
+
+
+def where(client: redis.Redis) -> str:
+    """The server a client talks to, as a person would name it."""
+    kwargs = client.connection_pool.connection_kwargs
+    if "path" in kwargs:
+        private = Path(kwargs["path"]) == embedded_socket(get_settings().data_dir)
+        return "the private Valkey" if private else f"Redis at {kwargs['path']}"
+    return f"Redis at {kwargs.get('host')}:{kwargs.get('port')}"
+
+
+def restarted(client: redis.Redis) -> str:
+    """What to say of a server seen restarted."""
+    if where(client) == "the private Valkey":
+        return "the private Valkey stopped, and was started again from its append-only file"
+    return f"{where(client)} was restarted"
+
+
+def unreachable(client: redis.Redis, run: str, exc: redis.ConnectionError) -> str:
+    """What to say when Redis stays out of reach while a command waits for `run`: why, and how to carry on."""
+    if not get_settings().data_dir.is_dir() and where(client) == "the private Valkey":
+        return f"the private Valkey: {exc}: run {run} cannot be carried on"
+    carry_on = f"`codeexec status {run} --wait` carries on"
+    return f"{where(client)}: {exc}\nnothing recorded is lost: once it is back, {carry_on}"

@@ -14,6 +14,11 @@ waits for it, and a poll every second finds any a lost message left out.
 Every task is listed in keys.requests() with the time it may be forgotten; sweep() forgets those past it
 (problem, samples, results and counts), whoever submitted them: a server that died mid-request leaves
 nothing behind for long.
+
+Redis may be restarted under a server (the private Valkey's keeper, producer/server.py, starts it again
+from its append-only file, which lacks at most its last second). Once the server sees a new Redis, every
+task it waits for is sent again as it stands: the samples with no result, and the whole task if its
+submission was in that lost second. The record script keeps each sample's first result only.
 """
 
 from __future__ import annotations
@@ -32,7 +37,7 @@ from codeexec.producer.submit import enqueue, version
 from codeexec.worker.models import Problem, RunMeta, Sample, StoredResult
 from codeexec.worker.queue import keys
 from codeexec.worker.queue.store import connect
-from codeexec.worker.settings import Settings, get_settings
+from codeexec.worker.settings import RUN_SETTINGS, Settings, get_settings
 
 log = logging.getLogger(__name__)
 
@@ -62,6 +67,9 @@ class Dispatch:
     _watchers: dict[str, list[asyncio.Queue[int]]] = field(default_factory=dict)
     _queued: list[tuple[list[tuple[str, Problem, list[Sample]]], asyncio.Future[None]]] = field(default_factory=list)
     _flushing: asyncio.Task[None] | None = None
+    #: What this server submitted, by task, for as long as someone waits for the task (a Redis restart).
+    _submitted: dict[str, tuple[Problem, list[Sample]]] = field(default_factory=dict)
+    _server_id: str = ""
 
     @classmethod
     def open(cls, url: str, settings: Settings) -> Dispatch:
@@ -122,17 +130,24 @@ class Dispatch:
                 continue
             outcomes.append(None)
             for task_id, problem, samples in tasks:
-                pipe.zadd(keys.requests(self.run), {task_id: forget_at})
-                pipe.hset(keys.problems(self.run), task_id, problem.model_dump_json())
-                pipe.hset(keys.expected(self.run), task_id, len(samples))
-                pending = {str(index): sample.model_dump_json() for index, sample in enumerate(samples)}
-                pipe.hset(keys.pending(self.run, task_id), mapping=pending)
+                self._write(pipe, task_id, problem, samples, forget_at)
                 refs.extend((task_id, index) for index in range(len(samples)))
                 waiting += 1
         if refs:
             pipe.execute()
             enqueue(self.client, meta, refs, get_settings().batch_size)
         return outcomes
+
+    def _write(
+        self, pipe: redis.client.Pipeline, task_id: str, problem: Problem, samples: list[Sample], forget_at: float
+    ) -> None:
+        """A task's problem and samples, kept until forget_at."""
+        self._submitted[task_id] = problem, samples
+        pipe.zadd(keys.requests(self.run), {task_id: forget_at})
+        pipe.hset(keys.problems(self.run), task_id, problem.model_dump_json())
+        pipe.hset(keys.expected(self.run), task_id, len(samples))
+        pending = {str(index): sample.model_dump_json() for index, sample in enumerate(samples)}
+        pipe.hset(keys.pending(self.run, task_id), mapping=pending)
 
     # -- results ---------------------------------------------------------------------------------------
 
@@ -159,6 +174,7 @@ class Dispatch:
             self._watchers[task_id].remove(queue)
             if not self._watchers[task_id]:
                 del self._watchers[task_id]
+                self._submitted.pop(task_id, None)
 
     async def result(self, task_id: str) -> StoredResult:
         """The result of a one-sample task (a /run_code request), once it is recorded."""
@@ -174,6 +190,13 @@ class Dispatch:
             try:
                 async with self.aio.pubsub() as pubsub:
                     await pubsub.subscribe(keys.done(self.run))
+                    try:  # a new one each time Redis starts
+                        server_id = str((await self.aio.info("server")).get("run_id", ""))
+                    except redis.ResponseError:  # INFO refused (an ACL): restarts go unseen
+                        server_id = ""
+                    if self._server_id and server_id != self._server_id:
+                        await asyncio.to_thread(self._send_again)
+                    self._server_id = server_id
                     while True:
                         message = await pubsub.get_message(ignore_subscribe_messages=True, timeout=_POLL_S)
                         if message is not None:
@@ -191,6 +214,29 @@ class Dispatch:
             except (redis.ConnectionError, redis.TimeoutError, OSError) as exc:
                 log.warning("the service lost Redis (%s); trying again", exc)
                 await asyncio.sleep(1.0)
+
+    def _send_again(self) -> None:
+        """Send again what the server waits for and a restarted Redis lacks (see the module's text)."""
+        tasks = list(self._watchers)
+        pipe = self.client.pipeline(transaction=False)
+        for task_id in tasks:
+            pipe.hexists(keys.problems(self.run), task_id)
+            pipe.hkeys(keys.pending(self.run, task_id))
+        found = pipe.execute()
+        refs: list[tuple[str, int]] = []
+        pipe = self.client.pipeline(transaction=False)
+        for task_id, kept, pending in zip(tasks, found[::2], found[1::2], strict=True):
+            if kept:
+                refs.extend((task_id, int(index)) for index in pending)
+            elif task_id in self._submitted:
+                problem, samples = self._submitted[task_id]
+                self._write(pipe, task_id, problem, samples, time.time() + self.keep_s)
+                refs.extend((task_id, index) for index in range(len(samples)))
+        pipe.execute()
+        if refs:
+            meta = RunMeta.model_validate_json(self.client.get(keys.meta(self.run)) or "")
+            enqueue(self.client, meta, refs, get_settings().batch_size)
+        log.warning("Redis was restarted: sent again %d sample(s) with no result", len(refs))
 
     def _wake(self, task_id: str, index: int) -> None:
         for queue in self._watchers.get(task_id, []):
@@ -215,6 +261,7 @@ class Dispatch:
             return
         pipe = self.aio.pipeline(transaction=False)
         for task_id in task_ids:
+            self._submitted.pop(task_id, None)
             for key in (keys.results, keys.pending, keys.attempts):
                 pipe.delete(key(self.run, task_id))
             for hash_key in (keys.problems, keys.expected, keys.n, keys.c, keys.c_base, keys.truth):
@@ -249,6 +296,7 @@ def service_meta(settings: Settings) -> RunMeta:
         timeout_s=settings.timeout_s,
         hash_seed=settings.hash_seed,
         isolation=settings.isolation,
+        runner=settings.model_dump(mode="json", include=RUN_SETTINGS),
         k=[1],
         case_tests=True,
         relaxed=True,

