@@ -6,19 +6,24 @@ the data directory's *resident*: a detached process that starts the server and t
 them until no command has used them for ``keep_warm_s`` seconds (``CODEEXEC_KEEP_WARM_S``; 0 turns
 this off, and the command starts and stops its own, as ``backend()`` always did).
 
-- A resident serves one version of codeexec with one environment and one worker count (its
-  fingerprint): a command that differs in any of them stops it and starts its own.
+- A resident serves one identity (Identity: codeexec's code, the workers' Python, their own settings, how
+  many, the environments built). A command of another identity replaces it if no other command is using
+  it; if one is, the command joins it when only the number of workers differs, and otherwise waits for
+  it to be free, saying so. What a run carries (its limits, settings.RUN_SETTINGS) and the rest of a
+  command's environment do not count: a candidate's environment is fixed (worker/process/runner.py).
 - Ctrl-C in a command stops the resident, as it stops a command's own workers, unless another
   command is using it (they share its workers, and the queue).
 - A resident never joins a server some other command started (that command would stop the server
   under it): the command then starts its own workers, as before.
+- Its private Valkey, if it exits (killed, crashed), is started again from its append-only file by
+  the server's keeper (producer/server.py); if it cannot be, the resident stops.
 - ``codeexec stop`` stops it now.
 
 Files in the data directory, all named here:
 
 - ``resident.lock``: held exclusively by the resident for its whole life, so a live one is known
   without trusting a pid;
-- ``resident.json``: its pid, fingerprint and URL, written once it serves, removed before it stops;
+- ``resident.json``: its pid, URL and identity, written once it serves, removed before it stops;
 - ``resident.users``: every command using the private Valkey holds it shared; the resident stops
   only once it can take it exclusively (no command attached) and has been idle long enough, and
   holds it while it stops, so that a command arriving then waits and starts the next one;
@@ -35,7 +40,9 @@ from __future__ import annotations
 import argparse
 import fcntl
 import hashlib
+import json
 import os
+import platform
 import signal
 import subprocess
 import sys
@@ -43,15 +50,16 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, Field, ValidationError
 
 from codeexec.producer.inputs import InputError
 from codeexec.producer.lifetime import Stopped, stop_on_sigterm
 from codeexec.producer.server import EmbeddedServer
 from codeexec.producer.workers import LocalWorkers
 from codeexec.worker import environments
+from codeexec.worker.settings import WORKER_SETTINGS, get_settings
 
 ROOT = Path(__file__).resolve().parents[1]
 _LOCK, _STATE, _USERS = "resident.lock", "resident.json", "resident.users"
@@ -60,29 +68,62 @@ _POLL_S = 0.01
 _IDLE_CHECK_S = 0.5
 _START_TIMEOUT_S = 60.0
 _STOP_TIMEOUT_S = 120.0  # the workers' warm then cold shutdown, then the server's
-#: Variables that differ between shells but change nothing a worker or a candidate does.
-_VOLATILE = frozenset({"PWD", "OLDPWD", "SHLVL", "_", "COLUMNS", "LINES", "PYTEST_CURRENT_TEST"})
+_WAIT_S = 0.5  # how often a command that waits for the warm workers to be free looks again
+_OWN = "the workers' own"
+
+
+class Identity(BaseModel):
+    """What the warm workers were started with that changes how candidates run: codeexec's code, the
+    Python the workers run in, their settings (settings.WORKER_SETTINGS: the rest, a run carries), how
+    many there are, and the environments built in the data directory (a worker serves those it found at
+    its start). Nothing else of a command's environment: every candidate's is fixed (runner.py)."""
+
+    code: str = Field(description="sha256 of codeexec's modules.")
+    python: str = Field(description="The workers' Python: its prefix (a virtualenv's) and version.")
+    workers: int
+    settings: dict[str, Any] = Field(description="settings.WORKER_SETTINGS, as the starting command had them.")
+    environments: list[str] = Field(description="Each environment built, as its manifest records it.")
+
+    @classmethod
+    def here(cls, workers: int, data_dir: Path) -> Identity:
+        """The identity of the warm workers this command would start."""
+        settings = get_settings().model_dump(mode="json", include=WORKER_SETTINGS)
+        if settings["interpreter"] == sys.executable:  # any path to this Python, as the workers' own is
+            settings["interpreter"] = _OWN
+        code = hashlib.sha256()
+        for path in code_files(ROOT):
+            code.update(str(path.relative_to(ROOT)).encode() + b"\0" + path.read_bytes())
+        return cls(
+            code=code.hexdigest(),
+            python=f"{Path(sys.prefix).resolve()} ({platform.python_version()})",
+            workers=workers,
+            settings=settings,
+            environments=[built.model_dump_json() for built in environments.built(data_dir)],
+        )
+
+    def differences(self, other: Identity | None) -> list[str]:
+        """What `other` (the warm workers') has that differs from this, as a person names it."""
+        if other is None:
+            return ["another version of codeexec"]
+        found = []
+        if other.code != self.code:
+            found.append("another version of codeexec")
+        if other.python != self.python:
+            found.append(f"another Python ({other.python})")
+        for name in sorted(self.settings.keys() | other.settings.keys()):
+            if self.settings.get(name) != other.settings.get(name):
+                found.append(f"CODEEXEC_{name.upper()}={json.dumps(other.settings.get(name))}")
+        if other.environments != self.environments:
+            found.append("other environments built")
+        if other.workers != self.workers:
+            found.append(f"{other.workers} worker(s)")
+        return found
 
 
 class ResidentState(BaseModel):
     pid: int
-    fingerprint: str
     url: str
-
-
-def fingerprint(workers: int, data_dir: Path | None = None) -> str:
-    """What the resident's workers were started with: this Python, codeexec's code, the environment
-    the workers and their candidates inherit, how many there are, and the environments built in the data
-    directory (a worker serves those it found at its start: worker/environments.py)."""
-    digest = hashlib.sha256(f"{sys.executable}\0{workers}\0".encode())
-    for built in environments.built(data_dir) if data_dir is not None else []:
-        digest.update(built.model_dump_json().encode() + b"\0")
-    for name, value in sorted(os.environ.items()):
-        if name not in _VOLATILE:
-            digest.update(f"{name}={value}\0".encode())
-    for path in code_files(ROOT):
-        digest.update(str(path.relative_to(ROOT)).encode() + b"\0" + path.read_bytes())
-    return digest.hexdigest()[:16]
+    identity: Identity | None = None  # None: a resident of an older codeexec
 
 
 def code_files(root: Path) -> list[Path]:
@@ -125,10 +166,10 @@ def using(data_dir: Path) -> Iterator[IO[bytes]]:
 
 @contextmanager
 def attach(users: IO[bytes], data_dir: Path, workers: int, keep_warm_s: float) -> Iterator[str | None]:
-    """The URL of a resident with `workers` workers of this fingerprint, started if need be; None if
+    """The URL of a resident of this command's identity with `workers` workers, started if need be; None if
     one cannot serve here (a server another command started is in the way). `users` is the caller's
     `using` lock. Ctrl-C stops the resident unless another command is using it."""
-    state = _ensure(data_dir, workers, keep_warm_s)
+    state = _ensure(users, data_dir, workers, keep_warm_s)
     try:
         yield state.url if state else None
     except KeyboardInterrupt:
@@ -147,46 +188,79 @@ def _alone(users: IO[bytes], data_dir: Path) -> bool:
         return _try_lock(users, fcntl.LOCK_EX)
 
 
-def _ensure(data_dir: Path, workers: int, keep_warm_s: float) -> ResidentState | None:
-    wanted = fingerprint(workers, data_dir)
-    with _open(data_dir, _SPAWN) as spawn:
-        fcntl.flock(spawn, fcntl.LOCK_EX)
-        state = current(data_dir)
-        if state and state.fingerprint == wanted:
-            return state
-        if state:
-            os.kill(state.pid, signal.SIGTERM)  # another version or setting: the new one waits for it to go
-        log = data_dir / "logs" / "resident.log"
-        log.parent.mkdir(parents=True, exist_ok=True)
-        with log.open("ab") as out:
-            process = subprocess.Popen(
-                [sys.executable, "-m", "codeexec.producer.resident", str(data_dir), str(workers), wanted],
-                env=dict(os.environ, CODEEXEC_DATA_DIR=str(data_dir)),
-                cwd=data_dir,  # it outlives the command: not the user's directory (held open, on sys.path)
-                stdin=subprocess.DEVNULL,
-                stdout=out,
-                stderr=out,
-                start_new_session=True,  # it outlives the command, and its Ctrl-C
-            )
-        deadline = time.monotonic() + _START_TIMEOUT_S
-        while True:
+def _ensure(users: IO[bytes], data_dir: Path, workers: int, keep_warm_s: float) -> ResidentState | None:
+    """The warm workers of this identity: the resident's if it has it, else new ones, which replace it
+    if no other command uses it. If another does, a command joins it when it differs only in its number
+    of workers, and otherwise waits for it to be free (saying so once): it is never stopped under a run."""
+    wanted = Identity.here(workers, data_dir)
+    said = False
+    while True:
+        with _open(data_dir, _SPAWN) as spawn:
+            fcntl.flock(spawn, fcntl.LOCK_EX)
             state = current(data_dir)
-            if state and state.pid == process.pid:
-                print(
-                    f"codeexec: the private Valkey and {workers} worker(s) stay up for {keep_warm_s:g} s after the "
-                    "last command that uses them (`codeexec stop` stops them now)",
-                    file=sys.stderr,
-                )
+            if state is None:
+                return _spawn(data_dir, wanted, keep_warm_s)
+            differs = wanted.differences(state.identity)
+            if not differs:
                 return state
-            if process.poll() is not None:
-                if process.returncode == _DECLINED:
-                    return None
-                tail = log.read_text(errors="replace")[-1500:]
-                raise InputError(f"the warm workers did not start (see {log}):\n{tail}")
-            if time.monotonic() > deadline:
-                process.kill()
-                raise InputError(f"the warm workers did not start within {_START_TIMEOUT_S:g} s (see {log})")
-            time.sleep(_POLL_S)
+            # Our shared lock on resident.users turns exclusive only if no other command holds it; if
+            # it does not, the lock is gone (flock(2)), and is taken again below.
+            if _alone(users, data_dir):
+                _say(f"the warm workers ran with {', '.join(differs)}: starting new ones")
+                os.kill(state.pid, signal.SIGTERM)  # the new one waits for it to go
+                fcntl.flock(users, fcntl.LOCK_SH)
+                return _spawn(data_dir, wanted, keep_warm_s)
+            if state.identity is not None and differs == [f"{state.identity.workers} worker(s)"]:
+                fcntl.flock(users, fcntl.LOCK_SH)
+                _say(f"another command is using the {state.identity.workers} warm worker(s): this one uses them too")
+                return state
+        if not said:
+            _say(
+                f"the warm workers in {data_dir} run with {', '.join(differs)}, and another command is using "
+                "them: waiting for it to end (a command with a CODEEXEC_DATA_DIR of its own need not wait)"
+            )
+            said = True
+        time.sleep(_WAIT_S)  # holding no lock: two commands that wait must not wait for each other
+        fcntl.flock(users, fcntl.LOCK_SH)
+
+
+def _say(text: str) -> None:
+    print(f"codeexec: {text}", file=sys.stderr, flush=True)
+
+
+def _spawn(data_dir: Path, identity: Identity, keep_warm_s: float) -> ResidentState | None:
+    """Start a resident with this identity and wait until it serves; None if it declines (a server another
+    command started serves the data directory)."""
+    log = data_dir / "logs" / "resident.log"
+    log.parent.mkdir(parents=True, exist_ok=True)
+    with log.open("ab") as out:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "codeexec.producer.resident", str(data_dir), identity.model_dump_json()],
+            env=dict(os.environ, CODEEXEC_DATA_DIR=str(data_dir)),
+            cwd=data_dir,  # it outlives the command: not the user's directory (held open, on sys.path)
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=out,
+            start_new_session=True,  # it outlives the command, and its Ctrl-C
+        )
+    deadline = time.monotonic() + _START_TIMEOUT_S
+    while True:
+        state = current(data_dir)
+        if state and state.pid == process.pid:
+            _say(
+                f"the private Valkey and {identity.workers} worker(s) stay up for {keep_warm_s:g} s after the "
+                "last command that uses them (`codeexec stop` stops them now)"
+            )
+            return state
+        if process.poll() is not None:
+            if process.returncode == _DECLINED:
+                return None
+            tail = log.read_text(errors="replace")[-1500:]
+            raise InputError(f"the warm workers did not start (see {log}):\n{tail}")
+        if time.monotonic() > deadline:
+            process.kill()
+            raise InputError(f"the warm workers did not start within {_START_TIMEOUT_S:g} s (see {log})")
+        time.sleep(_POLL_S)
 
 
 def stop(data_dir: Path) -> bool:
@@ -210,7 +284,7 @@ def stop(data_dir: Path) -> bool:
 _DECLINED = 3  # its exit status when a server it did not start serves the data directory
 
 
-def serve(data_dir: Path, workers: int, wanted: str, keep_warm_s: float) -> int:
+def serve(data_dir: Path, identity: Identity, keep_warm_s: float) -> int:
     lock = _open(data_dir, _LOCK)
     fcntl.flock(lock, fcntl.LOCK_EX)  # waits for a predecessor that is still stopping
     stop_on_sigterm()
@@ -223,12 +297,17 @@ def serve(data_dir: Path, workers: int, wanted: str, keep_warm_s: float) -> int:
         if server.process is None:
             print(f"{url} is served by a server another command started: not keeping workers warm", flush=True)
             return _DECLINED
-        local = LocalWorkers(workers, data_dir, url).start()
+        server.keep_up()
+        local = LocalWorkers(identity.workers, data_dir, url).start()
         written = state_path.with_suffix(".tmp")
-        written.write_text(ResidentState(pid=os.getpid(), fingerprint=wanted, url=url).model_dump_json())
+        written.write_text(ResidentState(pid=os.getpid(), url=url, identity=identity).model_dump_json())
         written.replace(state_path)
-        print(f"resident {os.getpid()}: {workers} worker(s) on {url}, idle stop after {keep_warm_s:g} s", flush=True)
-        _serve_until_idle(data_dir, local, keep_warm_s)
+        print(
+            f"resident {os.getpid()}: {identity.workers} worker(s) on {url}, idle stop after {keep_warm_s:g} s",
+            flush=True,
+        )
+        if not _serve_until_idle(data_dir, server, local, keep_warm_s):
+            return 1
         print(f"resident {os.getpid()}: idle for {keep_warm_s:g} s, stopping", flush=True)
     except Stopped:
         print(f"resident {os.getpid()}: asked to stop", flush=True)
@@ -240,12 +319,16 @@ def serve(data_dir: Path, workers: int, wanted: str, keep_warm_s: float) -> int:
     return 0
 
 
-def _serve_until_idle(data_dir: Path, local: LocalWorkers, keep_warm_s: float) -> None:
-    """Return holding resident.users exclusively once no command has used it for keep_warm_s."""
+def _serve_until_idle(data_dir: Path, server: EmbeddedServer, local: LocalWorkers, keep_warm_s: float) -> bool:
+    """Return True holding resident.users exclusively once no command has used it for keep_warm_s; False
+    at once if the private Valkey exited and could not be started again (the commands using it say so)."""
     users = _open(data_dir, _USERS)
     last_used = time.monotonic()
     while True:
         time.sleep(_IDLE_CHECK_S)
+        if server.failed:
+            print(f"resident {os.getpid()}: the private Valkey {server.failed}; stopping", flush=True)
+            return False
         if not local.alive():
             print(
                 f"resident {os.getpid()}: the workers exited ({local.process and local.process.returncode}); "
@@ -258,7 +341,7 @@ def _serve_until_idle(data_dir: Path, local: LocalWorkers, keep_warm_s: float) -
             if not _try_lock(users, fcntl.LOCK_EX):
                 last_used = time.monotonic()
             elif time.monotonic() - last_used >= keep_warm_s:
-                return  # resident.users is released when this process exits, after the server has stopped
+                return True  # resident.users is released when this process exits, after the server has stopped
             else:
                 fcntl.flock(users, fcntl.LOCK_UN)
 
@@ -266,12 +349,9 @@ def _serve_until_idle(data_dir: Path, local: LocalWorkers, keep_warm_s: float) -
 def main() -> int:
     parser = argparse.ArgumentParser(description="the warm private Valkey and workers (started by codeexec)")
     parser.add_argument("data_dir", type=Path)
-    parser.add_argument("workers", type=int)
-    parser.add_argument("fingerprint")
+    parser.add_argument("identity", type=Identity.model_validate_json)
     args = parser.parse_args()
-    from codeexec.worker.settings import get_settings
-
-    return serve(args.data_dir, args.workers, args.fingerprint, get_settings().keep_warm_s)
+    return serve(args.data_dir, args.identity, get_settings().keep_warm_s)
 
 
 if __name__ == "__main__":

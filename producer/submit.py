@@ -19,7 +19,7 @@ from codeexec.producer.samples import SampleSet, read_samples
 from codeexec.worker.models import Job, JudgeMode, Problem, RunMeta, SampleKind
 from codeexec.worker.queue import keys
 from codeexec.worker.queue.schedule import PRIORITIES, Schedule
-from codeexec.worker.settings import get_settings
+from codeexec.worker.settings import RUN_SETTINGS, get_settings
 
 _RUN_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
 _PIPELINE_CHUNK = 5000  # commands per round trip while storing
@@ -73,6 +73,7 @@ def new_meta(
         timeout_s=timeout_s,
         hash_seed=hash_seed,
         isolation=isolation or get_settings().isolation,
+        runner=get_settings().model_dump(mode="json", include=RUN_SETTINGS),
         k=k,
         strict_verdicts=strict_verdicts,
         judge_mode=judge_mode,
@@ -126,6 +127,7 @@ def submit(
     check_run_name(meta.run)
     meta.base_tests = any(problems[task_id].io is not None for task_id in samples.per_task)
     meta.case_tests = any(problems[task_id].cases is not None for task_id in samples.per_task)
+    meta.assertion_tests = any(problems[task_id].assertions for task_id in samples.per_task)
     suites = [problems[task_id].suite for task_id in samples.per_task if problems[task_id].suite is not None]
     meta.suite_tests, meta.relaxed = bool(suites), any(suite.relaxed for suite in suites)
     # Claiming the name is the first write: a taken name changes nothing in Redis.

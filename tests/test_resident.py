@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from codeexec.producer import resident
+from codeexec.worker.settings import RUN_SETTINGS, WORKER_SETTINGS, RunnerConfig, Settings
 from helpers import ROOT, codeexec, processes_with
 
 RIGHT = "    return any(abs(a - b) < threshold for i, a in enumerate(numbers) for b in numbers[i + 1 :])\n"
@@ -110,35 +111,92 @@ def test_a_second_command_uses_the_warm_workers(data_dir: Path, tmp_path: Path) 
     assert "no warm workers" in codeexec(env, "stop").stdout
 
 
-def test_changed_settings_start_new_workers(data_dir: Path, tmp_path: Path) -> None:
+def test_a_run_s_limits_go_with_it_to_the_warm_workers(data_dir: Path, tmp_path: Path) -> None:
     samples = write_samples(tmp_path / "two.jsonl", RIGHT, WRONG)
+    evaluate(command_env(data_dir), samples)
+    state = resident.current(data_dir)
+    # A denied module (a run's own limit: settings.RUN_SETTINGS), and a variable of the shell's: the warm
+    # workers serve the command, and deny the module to its candidates only.
+    denies = write_samples(tmp_path / "denies.jsonl", "    import json\n" + RIGHT)
+    out = tmp_path / "out.jsonl"
+    env = command_env(data_dir, CODEEXEC_DENY_EXTRA='["json"]', FOO="1")
+    assert evaluate(env, denies, "--per-sample", str(out))["pass_at_k"] == {"1": 0.0}
+    assert "json" in out.read_text()
+    assert evaluate(command_env(data_dir), denies)["pass_at_k"] == {"1": 1.0}
+    assert resident.current(data_dir) == state
+    assert len(started_pids(data_dir)) == 1
+
+
+def test_another_path_to_the_same_python_uses_the_warm_workers(data_dir: Path, tmp_path: Path) -> None:
+    here = Path(sys.executable)
+    others = [here.parent / name for name in ("python", "python3", f"python3.{sys.version_info.minor}")]
+    other = next((path for path in others if path.name != here.name and path.exists()), None)
+    if other is None:
+        pytest.skip(f"{here.parent} has no other name for this Python")
+    samples = write_samples(tmp_path / "one.jsonl", RIGHT)
+    evaluate(command_env(data_dir), samples)
+    state = resident.current(data_dir)
+    done = subprocess.run(
+        [str(other), "-m", "codeexec.producer.cli", "eval", "--problems", "humaneval", "--samples", str(samples)],
+        env=command_env(data_dir), capture_output=True, text=True, timeout=WAIT_S,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert resident.current(data_dir) == state and len(started_pids(data_dir)) == 1
+
+
+def test_the_workers_own_settings_replace_idle_warm_workers(data_dir: Path, tmp_path: Path) -> None:
+    samples = write_samples(tmp_path / "one.jsonl", RIGHT)
     evaluate(command_env(data_dir), samples)
     old = resident.current(data_dir)
     assert old is not None
-    # A denied module reaches the candidates through the workers' environment: old workers would not deny it.
-    denies = write_samples(tmp_path / "denies.jsonl", "    import json\n" + RIGHT)
-    out = tmp_path / "out.jsonl"
-    report = evaluate(command_env(data_dir, CODEEXEC_DENY_EXTRA='["json"]'), denies, "--per-sample", str(out))
+    done = codeexec(command_env(data_dir, CODEEXEC_MAX_ATTEMPTS="5"), "eval", "--problems", "humaneval",
+                    "--samples", str(samples))  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "the warm workers ran with CODEEXEC_MAX_ATTEMPTS=3: starting new ones" in done.stderr
     new = resident.current(data_dir)
-    assert new is not None and new.pid != old.pid and new.fingerprint != old.fingerprint
+    assert new is not None and new.pid != old.pid and new.identity and new.identity.settings["max_attempts"] == 5
     wait_until(lambda: gone(old.pid), "the old resident to exit")
-    assert report["pass_at_k"] == {"1": 0.0}
-    assert "json" in out.read_text()
 
 
-def test_the_code_is_part_of_the_fingerprint(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    before = resident.fingerprint(2)
-    assert resident.fingerprint(2) == before
-    assert resident.fingerprint(3) != before
+def test_other_settings_wait_while_another_command_uses_the_warm_workers(data_dir: Path, tmp_path: Path) -> None:
+    samples = write_samples(tmp_path / "one.jsonl", RIGHT)
+    evaluate(command_env(data_dir), samples)
+    state = resident.current(data_dir)
+    assert state is not None
+    with resident.using(data_dir) as users:  # another command, using them meanwhile
+        command = subprocess.Popen(
+            [*EVAL, "--samples", str(samples), "--json"],
+            env=command_env(data_dir, CODEEXEC_MAX_ATTEMPTS="5"), stderr=subprocess.PIPE, stdout=subprocess.PIPE,
+            text=True,
+        )  # fmt: skip
+        assert command.stderr is not None
+        line = command.stderr.readline()
+        assert "run with CODEEXEC_MAX_ATTEMPTS=3, and another command is using them: waiting for it" in line, line
+        # The number of workers alone keeps no command waiting: it joins.
+        joined = evaluate(command_env(data_dir, CODEEXEC_WORKERS="1"), samples)
+        assert joined["pass_at_k"] == {"1": 1.0}
+        assert resident.current(data_dir) == state and not gone(state.pid) and command.poll() is None
+        users.close()
+    out, err = command.communicate(timeout=WAIT_S)
+    assert command.returncode == 0, err
+    assert json.loads(out)["pass_at_k"] == {"1": 1.0}
+    assert "the warm workers ran with CODEEXEC_MAX_ATTEMPTS=3: starting new ones" in err
+    wait_until(lambda: gone(state.pid), "the old resident to exit")
+
+
+def test_the_code_is_part_of_the_identity(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    before = resident.Identity.here(2, tmp_path)
+    assert resident.Identity.here(2, tmp_path) == before
+    assert resident.Identity.here(3, tmp_path).differences(before) == ["2 worker(s)"]
     copy = tmp_path / "copy"
     for path in resident.code_files(ROOT):
         (copy / path.relative_to(ROOT)).parent.mkdir(parents=True, exist_ok=True)
         (copy / path.relative_to(ROOT)).write_bytes(path.read_bytes())
     monkeypatch.setattr(resident, "ROOT", copy)
-    assert resident.fingerprint(2) == before
+    assert resident.Identity.here(2, tmp_path) == before
     runner = copy / "worker" / "process" / "runner.py"  # a module of a sub-package counts too
     runner.write_text(runner.read_text() + "\n# changed\n")
-    assert resident.fingerprint(2) != before
+    assert resident.Identity.here(2, tmp_path).differences(before) == ["another version of codeexec"]
 
 
 def test_the_workers_stop_after_the_idle_period(data_dir: Path, tmp_path: Path) -> None:
@@ -225,3 +283,11 @@ def test_a_server_another_command_started_is_left_to_it(data_dir: Path, tmp_path
         finally:
             server.kill()
             server.wait()
+
+
+def test_every_runner_setting_is_a_run_s_or_the_worker_s() -> None:
+    """A run carries its limits to any worker; the worker's own settings make the warm workers' identity. A
+    new RunnerConfig field must be one or the other (hash_seed and isolation are RunMeta fields of their own)."""
+    assert not RUN_SETTINGS & WORKER_SETTINGS
+    assert Settings.model_fields.keys() >= RUN_SETTINGS | WORKER_SETTINGS
+    assert RunnerConfig.model_fields.keys() - RUN_SETTINGS - WORKER_SETTINGS == {"hash_seed", "isolation"}

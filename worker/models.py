@@ -260,6 +260,11 @@ class RunMeta(BaseModel):
         "min_time_limit_s (EvalPlus's --gt-time-limit-factor).",
     )
     base_tests: bool = Field(False, description="The problems have EvalPlus's base and plus checks (HumanEval+).")
+    assertion_tests: bool | None = Field(
+        None,
+        description="Some problems' tests are assertions, which the run's timeout_s limits (None: a run of an "
+        "older codeexec, whose problems are of one kind).",
+    )
     case_tests: bool = Field(False, description="Some problems have competitive-programming tests.")
     suite_tests: bool = Field(False, description="Some problems' tests are test files (unittest, pytest).")
     relaxed: bool = Field(False, description="Some problems run under the relaxed sandbox posture (docs/security.md).")
@@ -289,8 +294,18 @@ class RunMeta(BaseModel):
     notify: bool = Field(
         False, description="Each result is published as it is recorded (keys.done()): the HTTP service's run."
     )
+    runner: dict[str, Any] = Field(
+        default_factory=dict,
+        description="How its candidates are limited (settings.RUN_SETTINGS), as the command that submitted it was "
+        "set; a worker's own settings fill in what a run of an older codeexec lacks.",
+    )
     settings: dict[str, object] = Field(default_factory=dict, description="Producer settings, for the record.")
     version: str = Field("", description="The version of codeexec that submitted the run.")
+
+
+def _seconds(value: float) -> float:
+    """To the microsecond; a program that ran took at least one (a fast call takes a few: never 0.0)."""
+    return max(round(value, 6), 1e-6) if value > 0 else 0.0
 
 
 class StoredResult(BaseModel):
@@ -329,8 +344,8 @@ class StoredResult(BaseModel):
             total=result.total,
             detail=result.detail[:DETAIL_CHARS],
             message=None if result.message is None else result.message[:DETAIL_CHARS],
-            duration_s=round(result.duration_s, 4),
-            charged_s=round(result.charged_s, 4),
+            duration_s=_seconds(result.duration_s),
+            charged_s=_seconds(result.charged_s),
             assertions="".join("1" if a.passed else "0" for a in result.assertions),
             base_status=result.statuses.get("base"),
             plus_status=result.statuses.get("plus"),

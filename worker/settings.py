@@ -212,6 +212,42 @@ def embedded_socket(data_dir: Path) -> Path:
     return Path(tempfile.gettempdir()) / f"codeexec-{os.getuid()}-{digest}.sock"
 
 
+#: How a run's candidates are limited, as the command that submits the run is set (RunMeta.runner): they
+#: apply on whichever worker runs them, so that a command's CODEEXEC_MEMORY_BYTES, say, holds for its run.
+RUN_SETTINGS = frozenset(
+    {
+        "deny_extra",
+        "deny_imports",
+        "memory_bytes",
+        "data_bytes",
+        "stack_bytes",
+        "file_size_bytes",
+        "open_files",
+        "core_bytes",
+        "output_bytes",
+        "stderr_bytes",
+        "wall_ceiling_factor",
+    }
+)
+#: The worker's own: what its host allows and holds (the sandbox, the interpreter and what it preloads, the
+#: environments built there), which a run cannot change. The private Valkey's warm workers are replaced
+#: when a command's differ (producer/resident.py).
+WORKER_SETTINGS = frozenset(
+    {
+        "interpreter",
+        "interpreter_flags",
+        "sandbox",
+        "pid_namespace",
+        "posture",
+        "preload",
+        "variables",
+        "startup_timeout_s",
+        "max_attempts",
+        "environments",
+    }
+)
+
+
 @lru_cache(maxsize=1)
 def get_settings() -> Settings:
     return Settings()
