@@ -44,7 +44,7 @@ from codeexec.producer.samples import SampleSet
 from codeexec.producer.serve import add_flags as add_serve_flags
 from codeexec.producer.serve import command as serve_command
 from codeexec.producer.server import EmbeddedServer
-from codeexec.producer.submit import cancel, load_meta, resume, set_priority, submit
+from codeexec.producer.submit import cancel, load_meta, resume, set_priority, submit, version
 from codeexec.producer.workers import WORKER_FLAGS, queues
 from codeexec.worker import environments
 from codeexec.worker.models import JudgeMode, Problem, RunMeta, SampleKind
@@ -162,6 +162,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="codeexec", description="Queue-backed distributed evaluator for code generation."
     )
+    parser.add_argument("--version", action="version", version=f"codeexec {version()}")
     sub = parser.add_subparsers(dest="command", required=True)
     sub.add_parser("eval", parents=[shared, inputs, output, workers], help="submit, run, wait and report")
     sub.add_parser("submit", parents=[shared, inputs], help="submit a run and print its id")

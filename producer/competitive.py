@@ -409,12 +409,13 @@ def _json(text: str, where: str) -> Any:
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:
-        raise ValueError(f"{where}: malformed JSON: {exc.msg} (column {exc.colno})") from None
+        at = f"line {exc.lineno} of the text, column {exc.colno}" if "\n" in text else f"column {exc.colno}"
+        raise ValueError(f"{where}: malformed JSON: {exc.msg} ({at})") from None
 
 
 def _json_lines(text: str, where: str) -> list[Any]:
     """LiveCodeBench's call input: one JSON value (argument) a line."""
-    return [_json(line, where) for line in text.split("\n")]
+    return [_json(line, f"{where}, line {number}") for number, line in enumerate(text.split("\n"), start=1)]
 
 
 def _texts(items: list[Any], what: str) -> list[str]:

@@ -58,6 +58,21 @@ def task_anchor(task_id: str) -> str:
     return f"task-{task_id}"
 
 
+def _time_limits(report: RunReport) -> str:
+    """The run's time limits, each with what it limits."""
+    limits = []
+    if report.evalplus_limits is not None:
+        least, factor = report.evalplus_limits
+        limits.append(f"per call max({least:g} s, {factor:g} x the canonical solution's)")
+    elif report.assertion_tests:
+        limits.append(f"assertions: {report.timeout_s:g} s a sample (time it could run)")
+    if report.case_limits is not None:
+        limits.append(f"competitive-programming tests: {escape(report.case_limits)}")
+    if report.suite_limits is not None:
+        limits.append(f"test files: {escape(report.suite_limits)}")
+    return "<br>".join(limits) or "—"
+
+
 def _when(timestamp: float | None) -> str:
     return "—" if timestamp is None else time.strftime("%Y-%m-%d %H:%M:%S %Z", time.localtime(timestamp))
 
@@ -273,7 +288,7 @@ def render_run(report: RunReport, outcomes: dict[str, TaskOutcomes]) -> str:
     rows = [
         ["problems", f"<code>{escape(meta.problems)}</code><br>sha256 <code>{meta.problems_sha256 or '—'}</code>"],
         ["samples", f"<code>{escape(meta.samples_path)}</code><br>sha256 <code>{meta.samples_sha256}</code>"],
-        ["time limit", f"{report.timeout_s:g} s per candidate (time it could run)"],
+        ["time limit", _time_limits(report)],
         ["hash seed", str(report.hash_seed)],
         ["isolation", escape(report.isolation)],
         ["protections", protections or "—"],

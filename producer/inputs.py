@@ -41,7 +41,7 @@ def read_jsonl(path: Path, digest: hashlib._Hash | None = None) -> Iterator[tupl
         if digest is not None:
             digest.update(raw)
         try:
-            text = raw.decode("utf-8")
+            text = raw.decode("utf-8-sig" if line_no == 1 else "utf-8")  # a byte-order mark some editors write
         except UnicodeDecodeError as exc:
             raise InputError(f"{path}:{line_no}: not UTF-8 (byte {exc.start + 1} of the line)") from None
         if not text.strip():

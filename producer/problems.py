@@ -5,6 +5,7 @@ files in codeexec's, MBPP's, HumanEval's, EvalPlus's or MultiPL-E's shape, a com
 
 from __future__ import annotations
 
+import difflib
 import hashlib
 import json
 from collections.abc import Container, Iterator
@@ -54,6 +55,12 @@ def load_problems(spec: str, split: str = "all", challenge: bool = False) -> dic
 
     `split` selects one of MBPP's splits; `challenge` adds MBPP's challenge_test_list to the tests.
     """
+    if spec not in PROBLEM_SETS and not Path(spec).exists():
+        close = difflib.get_close_matches(spec.lower().replace("+", "plus"), PROBLEM_SETS, n=1, cutoff=0.6)
+        maybe = f" (did you mean {close[0]}?)" if close else ""
+        raise InputError(
+            f"--problems {spec}: no such file, nor a problem set's name: one of {', '.join(PROBLEM_SETS)}{maybe}"
+        )
     problems = load_humaneval() if spec == HUMANEVAL else load_file(problems_path(spec), challenge)
     if spec == BIGCODEBENCH_HARD:
         hard = BIGCODEBENCH_HARD_IDS.read_text().split()

@@ -46,6 +46,7 @@ class RunReport(BaseModel):
     n_done: int = Field(description="Samples with a recorded result.")
     outcomes: dict[str, int]
     timeout_s: float = Field(description="The run's time limit per candidate (time it could run).")
+    assertion_tests: bool = Field(True, description="Some problems' tests are assertions, which timeout_s limits.")
     evalplus_limits: tuple[float, float] | None = Field(
         None, description="HumanEval+: a call's limit, max(the first, the second x the canonical solution's time)."
     )
@@ -164,6 +165,11 @@ def build_report(client: redis.Redis, run: str, ks: Sequence[int], intervals: bo
         n_done=done,
         outcomes=outcomes,
         timeout_s=meta.timeout_s,
+        assertion_tests=(
+            meta.assertion_tests
+            if meta.assertion_tests is not None
+            else not (meta.case_tests or meta.suite_tests or meta.base_tests)
+        ),
         evalplus_limits=(meta.min_time_limit_s, meta.gt_time_limit_factor) if meta.base_tests else None,
         case_limits=_case_limits(meta) if meta.case_tests else None,
         suite_limits=_suite_limits(meta) if meta.suite_tests else None,

@@ -56,7 +56,11 @@ def command(args: argparse.Namespace) -> int:
         )
     for module in ("numpy", "pytest"):
         if importlib.util.find_spec(module) is None:
-            print(f"codeexec: candidates cannot import {module} (pip install 'codeexec[serve]')", file=sys.stderr)
+            print(
+                f"codeexec: candidates cannot import {module}: install codeexec with its serve extra "
+                "(pip install '.[serve]' in its checkout)",
+                file=sys.stderr,
+            )
     with backend(settings, args.workers, run_jobs=True) as client:
         url = settings.redis_url or f"unix://{client.connection_pool.connection_kwargs['path']}"
         app = Guard(create_app(settings, url), settings.serve_token, settings.serve_max_body_bytes)

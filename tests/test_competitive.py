@@ -426,6 +426,8 @@ def test_apps_taco_and_codecontests_records(tmp_path: Path) -> None:
         ({"problem_id": 1, "input_output": json.dumps({"inputs": ["1"], "outputs": [3]})}, "expected text, got int"),
         ({"problem_id": 1, "input_output": json.dumps({"inputs": [1], "outputs": [1], "fn_name": "f"})}, "a list"),
         ({"name": "x", "public_tests": {"input": ["1"], "output": "1"}}, r"public_tests: expected \{input"),
+        # JSON written over several lines in a field: the line of the field's text, and its column.
+        ({"problem_id": 1, "input_output": '{"inputs": ["1"],\n "outputs" ["1"]}'}, "line 2 of the text, column 12"),
     ],
 )
 def test_bad_records_of_other_shapes(tmp_path: Path, row: dict[str, Any], said: str) -> None:

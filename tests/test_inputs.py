@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import gzip
+import importlib.metadata
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -210,3 +213,34 @@ def test_gzipped_problem_files_are_read(tmp_path: Path) -> None:
     path = tmp_path / "p.jsonl.gz"
     path.write_bytes(gzip.compress(b'{"task_id": "a", "assertions": ["assert True"]}\n'))
     assert list(load_problems(str(path))) == ["a"]
+
+
+def test_a_mistyped_problem_set_name_lists_the_names() -> None:
+    with pytest.raises(InputError) as refused:
+        load_problems("humaneval+")
+    assert str(refused.value) == (
+        "--problems humaneval+: no such file, nor a problem set's name: one of humaneval, humanevalplus, mbppplus, "
+        "bigcodebench, bigcodebench-hard (did you mean humanevalplus?)"
+    )
+
+
+def test_a_byte_order_mark_before_the_first_line_is_read_past(tmp_path: Path) -> None:
+    path = tmp_path / "bom.jsonl"
+    path.write_bytes(b"\xef\xbb\xbf" + json.dumps({"task_id": "a", "completion": "1"}).encode() + b"\n")
+    assert [line.task_id for line in read_samples(path, PROBLEMS).lines] == ["a"]
+
+
+def test_a_json_error_names_its_line_and_column(tmp_path: Path) -> None:
+    path = tmp_path / "bad.jsonl"
+    path.write_text('{"task_id": "a", "completion": "1"}\n\n{"task_id": "b" "completion": "2"}\n')
+    with pytest.raises(InputError, match=r"bad\.jsonl:3: malformed JSON: Expecting ',' delimiter \(column 17\)$"):
+        read_samples(path, PROBLEMS)
+    array = tmp_path / "problems.json"
+    array.write_text('[\n  {"task_id": "a", "assertions": ["assert 1"]},\n  {"task_id": "b" "assertions": []}\n]\n')
+    with pytest.raises(InputError, match=r"problems\.json:3: malformed JSON: Expecting ',' delimiter \(column 19\)$"):
+        load_problems(str(array))
+
+
+def test_the_version_is_the_installed_one() -> None:
+    done = subprocess.run([sys.executable, "-m", "codeexec.producer.cli", "--version"], capture_output=True, text=True)
+    assert done.returncode == 0 and done.stdout == f"codeexec {importlib.metadata.version('codeexec')}\n"

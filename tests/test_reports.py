@@ -19,11 +19,13 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from codeexec.producer.api import compare_runs
+from codeexec.producer.display import print_report, stdout
 from codeexec.producer.intervals import bootstrap_interval, fisher_exact, moved
-from codeexec.worker.models import StoredResult
+from codeexec.producer.report import build_report
+from codeexec.worker.models import RunMeta, StoredResult
 from codeexec.worker.queue import keys
 from codeexec.worker.queue.store import WorkerStore
-from codeexec.worker.result import Outcome
+from codeexec.worker.result import Outcome, RunResult
 from helpers import SHARED, codeexec, store_meta, write_jsonl
 
 REFERENCE = SHARED / "humaneval-reference" / "qwen2.5-coder-1.5b-base.jsonl_results.jsonl"
@@ -251,3 +253,32 @@ def test_canonical_mbpp_exports_per_sample_after_a_run_of_another_split(env: dic
     out = codeexec(env, "report", "canonical", "--per-sample", str(again))
     assert out.returncode == 0, out.stderr
     assert [_untimed(json.loads(line)) for line in again.read_text().splitlines()] == rows
+
+
+@pytest.mark.parametrize(
+    ("kinds", "rows"),
+    [
+        ({}, {"time limit": "3 s a sample"}),
+        ({"case_tests": True, "assertion_tests": False}, {"tests": "per test 6 s"}),
+        ({"case_tests": True, "assertion_tests": True}, {"tests": "per test 6 s", "time limit, assertions": "3 s"}),
+        ({"case_tests": True}, {"tests": "per test 6 s"}),  # a run of an older codeexec: one kind of problem
+    ],
+    ids=["assertions", "competitive", "both", "older"],
+)
+def test_each_time_limit_says_what_it_limits(kinds: dict[str, bool], rows: dict[str, str]) -> None:
+    db = fakeredis.FakeRedis(decode_responses=True)
+    stored_run(db, "r", {"t/1": (1, 1)})
+    meta = RunMeta.model_validate_json(db.get(keys.meta("r")) or "")
+    db.set(keys.meta("r"), meta.model_copy(update=kinds).model_dump_json())
+    with stdout.capture() as captured:
+        print_report(build_report(db, "r", [1]), per_task=False)
+    cells = [[cell.strip() for cell in line.strip("│").split("│")] for line in captured.get().splitlines()]
+    shown = {row[0]: row[1] for row in cells if len(row) == 2 and row[0].startswith(("time limit", "tests"))}
+    assert shown.keys() == rows.keys() and all(shown[name].startswith(rows[name]) for name in rows), shown
+
+
+def test_a_program_that_ran_took_some_time() -> None:
+    ran = RunResult(exit_code=Outcome.PASS, score=1.0, passed=1, total=1, duration_s=3e-7, charged_s=2e-7)
+    stored = StoredResult.from_run(ran)
+    assert stored.duration_s == stored.charged_s == 1e-6
+    assert StoredResult.from_run(ran.model_copy(update={"charged_s": 0.0123456})).charged_s == 0.012346
