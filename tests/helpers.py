@@ -28,6 +28,12 @@ SHARED = ROOT.parent / "shared" / "data"
 NEWEST_RELEASED_MINOR = 13
 
 
+def stress(suite: int, full: int) -> int:
+    """How many times a stress loop repeats: `suite` in the test suite, `full` where bench/stress.py runs
+    it (CODEEXEC_TEST_STRESS=full), as a change to the candidate's process must before it is resolved."""
+    return full if os.environ.get("CODEEXEC_TEST_STRESS") == "full" else suite
+
+
 def supported_minors() -> list[int]:
     """The Python 3 minor versions pyproject.toml's requires-python admits, up to the newest released."""
     match = re.search(r'^requires-python = ">=3\.(\d+)"$', (ROOT / "pyproject.toml").read_text(), re.MULTILINE)

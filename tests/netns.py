@@ -10,18 +10,19 @@ bench/multihost.py. Needs root and iproute2's `ip`.
 from __future__ import annotations
 
 import os
-import shutil
 import signal
 import subprocess
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import system
+
 
 def unavailable() -> str | None:
     """Why test hosts cannot be built here, or None if they can."""
-    if shutil.which("ip") is None:
-        return "iproute2's `ip` is not installed"
+    if why_not := system.missing(system.MULTIHOST):
+        return why_not
     if os.geteuid() != 0:
         return "creating network namespaces needs root"
     probe = f"cxprobe{os.getpid()}"

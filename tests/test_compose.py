@@ -25,10 +25,12 @@ from pathlib import Path
 import pytest
 import yaml
 
+import system
 from codeexec.worker.queue import keys
 from helpers import ROOT, make_suite
 
 STANDINS = ROOT / "tests" / "standins" / "build.sh"
+pytestmark = pytest.mark.once  # in containers: the image's Python
 COMPOSE_VENV = Path("/var/tmp/codeexec-podman-compose")
 PROJECT_FILES = [
     *("Dockerfile", "docker-compose.yml", "pyproject.toml", "README.md"),
@@ -46,22 +48,21 @@ def run(command: list[str], timeout: float, **kwargs: object) -> subprocess.Comp
 
 
 def install_engine() -> str | None:
-    """Install Podman, runc and debootstrap (Debian's) and podman-compose (PyPI) where missing; None, or
-    why they cannot be."""
-    if os.geteuid() != 0:
-        return "installing and running the container engine needs root"
-    missing = [tool for tool in ("podman", "runc", "debootstrap") if shutil.which(tool) is None]
-    if missing:
-        if shutil.which("apt-get") is None:
-            return f"{', '.join(missing)} missing, and no apt-get to install them"
+    """Install what the test needs of Debian's (tests/system.py: Podman, its runtime, init and network, and
+    debootstrap) and podman-compose (PyPI) where missing; None, or why they cannot be."""
+    if system.missing(system.COMPOSE):
+        if os.geteuid() != 0 or shutil.which("apt-get") is None:
+            return f"{system.missing(system.COMPOSE)}; the test installs them itself as root, with apt-get"
         apt = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
         for command in (
             ["apt-get", "update", "-q"],
-            ["apt-get", "install", "-y", "-q", "podman", "runc", "debootstrap"],
+            ["apt-get", "install", "-y", "-q", "--no-install-recommends", *system.packages(system.COMPOSE)],
         ):
             done = subprocess.run(command, capture_output=True, text=True, env=apt, timeout=900)
             if done.returncode != 0:
                 return f"{' '.join(command)} failed: {done.stderr.strip()[-500:]}"
+    if os.geteuid() != 0:
+        return "running the container engine needs root"
     if not (COMPOSE_VENV / "bin" / "podman-compose").exists():
         subprocess.run([sys.executable, "-m", "venv", str(COMPOSE_VENV)], check=True, timeout=120)
         run([str(COMPOSE_VENV / "bin" / "pip"), "install", "-q", "podman-compose"], timeout=600)
@@ -193,6 +194,7 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
     try:
         # The stand-ins are local images: never look for them in a registry.
         stack.podman("build", "--pull=never", "--network=host", "-t", IMAGE, ".", timeout=900)
+        stack.compose("up", "-d", "--scale", "worker=2")  # once: a second `up` of a running project fails
         yield stack
     finally:
         stack.tear_down()
@@ -203,7 +205,6 @@ def test_a_sweep_survives_a_worker_container_killed_mid_way(stack: Stack) -> Non
     data.mkdir()
     # 40 one-sample jobs of 2 s each: a job the second container holds is still in hand when it is killed.
     suite = make_suite(data, tasks=8, per_task=5, slow_s=2)
-    stack.compose("up", "-d", "--scale", "worker=2")
     hosts = [stack.hostname(stack.container("worker", index)) for index in (1, 2)]
     deadline = time.monotonic() + 300
     while not stack.healthy("redis"):  # podman-compose starts the workers without waiting for it
@@ -238,7 +239,6 @@ def test_a_sweep_survives_a_worker_container_killed_mid_way(stack: Stack) -> Non
 
 
 def test_every_sandbox_protection_is_on_in_the_worker_container(stack: Stack) -> None:
-    stack.compose("up", "-d", "--scale", "worker=2")
     doctor = stack.podman("exec", stack.container("worker"), "codeexec", "doctor", "--json", timeout=120)
     for mode, protections in json.loads(doctor.stdout)["isolation"].items():
         assert {name: protections.get(name) for name in PROTECTIONS} == dict.fromkeys(PROTECTIONS, "on"), mode
@@ -249,7 +249,7 @@ def test_the_escape_suite_is_blocked_in_the_worker_container(stack: Stack) -> No
     # No network: the suite's own servers are on the container's loopback.
     shutil.copytree(ROOT / "tests", stack.directory / "tests", ignore=shutil.ignore_patterns("__pycache__"))
     (stack.directory / "Tests.Containerfile").write_text(
-        f"FROM {IMAGE}\nUSER root\nRUN pip install -q pytest hypothesis fakeredis pyyaml\n"
+        f"FROM {IMAGE}\nUSER root\nRUN pip install -q pytest pytest-xdist hypothesis fakeredis pyyaml\n"
         "COPY tests ./tests\nUSER 10001:10001\n"
     )
     stack.podman(
@@ -257,7 +257,7 @@ def test_the_escape_suite_is_blocked_in_the_worker_container(stack: Stack) -> No
     )
     suite = subprocess.run(
         ["podman", "run", "--rm", "--network=none", *worker_flags(stack.directory), TESTS_IMAGE,
-         "python", "-m", "pytest", "-q", "-rs", "-p", "no:cacheprovider", "tests/test_sandbox.py"],
+         "python", "-m", "pytest", "-q", "-rs", "-p", "no:cacheprovider", "-n", "0", "tests/test_sandbox.py"],
         capture_output=True, text=True, timeout=1200, env=stack.env,
     )  # fmt: skip
     assert suite.returncode == 0, suite.stdout + suite.stderr

@@ -32,6 +32,14 @@ from helpers import (
 )
 
 
+@pytest.fixture(params=[pytest.param("fresh", marks=pytest.mark.once), "fork"])
+def isolation(request: pytest.FixtureRequest) -> str:
+    """Both isolation modes, in .ci/run's first pass; its passes under other Pythons run these end-to-end runs
+    in fork mode (the default) only: what the mode changes is the candidate's process, whose host side
+    test_runner.py runs in both modes under every Python."""
+    return request.param
+
+
 @pytest.fixture
 def env(env: dict[str, str], isolation: str) -> dict[str, str]:
     """Every test here in both isolation modes: the runs submitted take the mode from the environment."""

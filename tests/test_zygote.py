@@ -20,7 +20,7 @@ import redis
 from codeexec.worker.process.proctree import become_subreaper, children
 from codeexec.worker.process.runner import run_candidate
 from codeexec.worker.process.zygote import close_idle, idle_pids
-from helpers import HANG_S, ROOT, Worker, codeexec, report, wait_for_orphans, write_jsonl
+from helpers import HANG_S, ROOT, Worker, codeexec, report, stress, wait_for_orphans, write_jsonl
 
 # Run by a candidate: `zygote` is the pid of the zygote its process was forked from, the process its
 # host started, and `server` that zygote's process that forks candidates: its child, PID 1 of the
@@ -108,12 +108,12 @@ def test_a_zygote_that_died_while_idle_is_replaced_without_a_failure(victim: str
     assert idle not in idle_pids() and server not in idle_pids()
 
 
-# .ci/run's passes under other Pythons (CODEEXEC_TEST_CANDIDATES=own) fork fewer: its first pass forks
-# 10,000, and a zygote that grew by a few bytes a candidate would be found there.
-CANDIDATES = 2_000 if os.environ.get("CODEEXEC_TEST_CANDIDATES") == "own" else 10_000
+# bench/stress.py forks 10,000, where a zygote that grew by a few bytes a candidate would be found.
+CANDIDATES = stress(1_000, 10_000)
 
 
-def test_the_zygotes_memory_stays_flat_over_ten_thousand_candidates() -> None:
+@pytest.mark.once  # a stress loop
+def test_the_zygotes_memory_stays_flat_over_many_candidates() -> None:
     run_candidate("x = 1", ["assert x == 1"], isolation="fork")
     zygote = idle_pids()
     before = sum(map(rss_anon_kib, zygote))

@@ -1,0 +1,61 @@
+"""What the test suite needs from outside Python, in one table: Debian's packages, each with the file it
+provides that a test looks for, and who needs it. `.ci/run` installs them all (`python3 tests/system.py`
+prints their names); a test that needs one, where it is missing, installs it itself if it can (root and
+apt-get: tests/test_compose.py) or is skipped, saying what is missing and how to get it (missing()).
+Everything else the suite needs comes from PyPI (pip install '.[test]', and the virtualenvs tests make)
+or is the machine's: the supported Pythons (found on PATH or in pyenv's versions; each one missing is a
+skip that names it) and the kernel's features (the sandbox's tests say which one it refuses).
+
+Run as a script, it prints the packages' names, for apt-get install.
+"""
+
+from __future__ import annotations
+
+import shutil
+import sys
+from pathlib import Path
+from typing import NamedTuple
+
+
+class Need(NamedTuple):
+    package: str
+    provides: str  # a command on PATH, or an absolute path
+    test: str  # the test that needs it
+    why: str
+
+
+REPORTS, MULTIHOST, COMPOSE = "tests/test_reports.py", "tests/test_multihost.py", "tests/test_compose.py"
+NEEDS = [
+    Need("chromium", "chromium", REPORTS, "the HTML report rendered in a headless browser"),
+    Need("iproute2", "ip", MULTIHOST, "test hosts made of network namespaces (tests/netns.py)"),
+    Need("podman", "podman", COMPOSE, "the compose file brought up under Podman"),
+    Need("runc", "runc", COMPOSE, "Podman's runtime there: crun fails on a cgroup v1 hierarchy"),
+    Need("catatonit", "/usr/libexec/podman/catatonit", COMPOSE, "the worker container's init (init: true)"),
+    Need("netavark", "/usr/lib/podman/netavark", COMPOSE, "the compose project's network"),
+    Need("aardvark-dns", "/usr/lib/podman/aardvark-dns", COMPOSE, "names on that network (workers reach `redis`)"),
+    Need("debootstrap", "debootstrap", COMPOSE, "the stand-in base images, built offline (tests/standins/build.sh)"),
+]
+
+
+def packages(test: str) -> list[str]:
+    """The packages `test` needs."""
+    return [need.package for need in NEEDS if need.test == test]
+
+
+def present(need: Need) -> bool:
+    return Path(need.provides).exists() if need.provides.startswith("/") else shutil.which(need.provides) is not None
+
+
+def missing(test: str) -> str | None:
+    """None if what `test` needs is installed; else what is missing, and how to get it (a skip's reason)."""
+    absent = [need for need in NEEDS if need.test == test and not present(need)]
+    if not absent:
+        return None
+    whats = "; ".join(f"{need.provides} ({need.why})" for need in absent)
+    names = " ".join(need.package for need in absent)
+    return f"not installed: {whats}: apt-get install {names} (.ci/run installs what the suite needs)"
+
+
+if __name__ == "__main__":
+    print(" ".join(need.package for need in NEEDS))
+    sys.exit(0)
