@@ -33,6 +33,7 @@ NEEDS = [
     Need("catatonit", "/usr/libexec/podman/catatonit", COMPOSE, "the worker container's init (init: true)"),
     Need("netavark", "/usr/lib/podman/netavark", COMPOSE, "the compose project's network"),
     Need("aardvark-dns", "/usr/lib/podman/aardvark-dns", COMPOSE, "names on that network (workers reach `redis`)"),
+    Need("iptables", "iptables", COMPOSE, "netavark's rules for that network and its published port"),
     Need("debootstrap", "debootstrap", COMPOSE, "the stand-in base images, built offline (tests/standins/build.sh)"),
 ]
 
