@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 import redis
 
+from codeexec.producer import resident
 from codeexec.producer.server import EmbeddedServer
 from codeexec.worker.settings import get_settings
 from helpers import ROOT, Server, Worker, interpreters
@@ -52,6 +53,15 @@ def isolation(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -
     get_settings.cache_clear()
     yield request.param
     get_settings.cache_clear()
+
+
+@pytest.fixture
+def data_dir(tmp_path: Path) -> Iterator[Path]:
+    """A data directory of the private Valkey's, whose warm workers are stopped after the test (whatever
+    a failed test left running)."""
+    directory = (tmp_path / "data").resolve()
+    yield directory
+    resident.stop(directory)
 
 
 @pytest.fixture

@@ -253,6 +253,17 @@ def wait_for_orphans() -> None:
 # ---- a run through the command line -------------------------------------------------------------------
 
 
+def private_env(data_dir: Path, keep_warm_s: float = 60, **extra: str) -> dict[str, str]:
+    """A command's environment on the private Valkey of data_dir (no Redis URL), with two local workers."""
+    env = {name: value for name, value in os.environ.items() if name != "CODEEXEC_REDIS_URL"}
+    return env | {
+        "CODEEXEC_DATA_DIR": str(data_dir),
+        "CODEEXEC_KEEP_WARM_S": str(keep_warm_s),
+        "CODEEXEC_WORKERS": "2",
+        **extra,
+    }
+
+
 def report(env: dict[str, str], run: str, *extra: str) -> dict:
     out = codeexec(env, "report", run, "--json", *extra)
     assert out.returncode == 0, out.stderr

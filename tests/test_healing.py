@@ -9,7 +9,6 @@ import shutil
 import signal
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
@@ -19,30 +18,12 @@ import redis
 from codeexec.producer import resident
 from codeexec.worker.queue import keys
 from codeexec.worker.settings import embedded_socket
-from helpers import ROOT, Server, Suite, assert_exact, codeexec, make_suite, wait_until
+from helpers import ROOT, Server, Suite, assert_exact, codeexec, make_suite, private_env, wait_until
 
 # Each sample sleeps this long once, so that a run of SAMPLES on two workers lasts seconds: the test
 # kills the server once a first result is in, and checks that the run had not ended by then.
 SLOW_S = 0.25
 TASKS, PER_TASK = 10, 6
-
-
-@pytest.fixture
-def data_dir(tmp_path: Path) -> Iterator[Path]:
-    directory = (tmp_path / "data").resolve()
-    yield directory
-    resident.stop(directory)  # whatever a failed test left running
-
-
-def private_env(data_dir: Path, keep_warm_s: float = 60, **extra: str) -> dict[str, str]:
-    """A command's environment on the private Valkey of data_dir, with two local workers."""
-    env = {name: value for name, value in os.environ.items() if name != "CODEEXEC_REDIS_URL"}
-    return env | {
-        "CODEEXEC_DATA_DIR": str(data_dir),
-        "CODEEXEC_KEEP_WARM_S": str(keep_warm_s),
-        "CODEEXEC_WORKERS": "2",
-        **extra,
-    }
 
 
 def private_client(data_dir: Path) -> redis.Redis:

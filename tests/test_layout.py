@@ -8,7 +8,6 @@ from __future__ import annotations
 import ast
 import importlib.metadata
 import json
-import os
 import re
 import subprocess
 import sys
@@ -19,7 +18,7 @@ import pytest
 
 import codeexec
 from codeexec.producer import resident
-from helpers import ROOT, Worker, write_jsonl
+from helpers import ROOT, Worker, private_env, write_jsonl
 
 # The user's own modules, each with a name codeexec's parts once had or Celery looks for; importing
 # any of them fails loudly.
@@ -254,11 +253,6 @@ def clashing(tmp_path: Path) -> Iterator[Path]:
     resident.stop((tmp_path / "data").resolve())
 
 
-def private_env(tmp_path: Path) -> dict[str, str]:
-    env = {name: value for name, value in os.environ.items() if name != "CODEEXEC_REDIS_URL"}
-    return env | {"CODEEXEC_DATA_DIR": str(tmp_path / "data"), "CODEEXEC_WORKERS": "2", "CODEEXEC_KEEP_WARM_S": "0"}
-
-
 COMMAND = str(Path(sys.executable).parent / "codeexec")  # the console script, as a user runs it
 
 
@@ -279,7 +273,7 @@ def quickstart_eval() -> list[str]:
 def test_the_quickstart_eval_works_from_a_directory_of_clashing_names(clashing: Path, tmp_path: Path) -> None:
     command = quickstart_eval()
     assert command[:2] == ["codeexec", "eval"]
-    done = run_in(clashing, private_env(tmp_path), COMMAND, *command[1:], "--json")
+    done = run_in(clashing, private_env(tmp_path / "data", keep_warm_s=0), COMMAND, *command[1:], "--json")
     report = json.loads(done.stdout)
     assert (report["n_samples"], report["pass_at_k"]["1"]) == (164, 1.0)
 
@@ -289,7 +283,7 @@ def test_the_api_example_works_from_a_directory_of_clashing_names(clashing: Path
 
     script = clashing / "example.py"  # beside the user's modules: its directory comes first on sys.path
     script.write_text(api_example())
-    out = run_in(clashing, private_env(tmp_path), sys.executable, str(script))
+    out = run_in(clashing, private_env(tmp_path / "data", keep_warm_s=0), sys.executable, str(script))
     assert "pass@1 0.250, 95% interval [0.000, 0.500]" in out.stdout.splitlines()
 
 

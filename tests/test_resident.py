@@ -11,14 +11,13 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from codeexec.producer import resident
 from codeexec.worker.settings import RUN_SETTINGS, WORKER_SETTINGS, RunnerConfig, Settings
-from helpers import ROOT, codeexec, processes_with
+from helpers import ROOT, codeexec, private_env, processes_with
 
 RIGHT = "    return any(abs(a - b) < threshold for i, a in enumerate(numbers) for b in numbers[i + 1 :])\n"
 WRONG = "    return False\n"
@@ -27,23 +26,6 @@ WRONG = "    return False\n"
 WAITS = "    import os, time\n    while not os.path.exists('/nonexistent/flag'):\n        time.sleep(0.05)\n"
 EVAL = [sys.executable, "-m", "codeexec.producer.cli", "eval", "--problems", "humaneval"]
 WAIT_S = 300.0  # for what must happen, not how fast it happens
-
-
-@pytest.fixture
-def data_dir(tmp_path: Path) -> Iterator[Path]:
-    directory = (tmp_path / "data").resolve()
-    yield directory
-    resident.stop(directory)  # whatever a failed test left running
-
-
-def command_env(data_dir: Path, keep_warm_s: float = 60, **extra: str) -> dict[str, str]:
-    env = {name: value for name, value in os.environ.items() if name != "CODEEXEC_REDIS_URL"}
-    return env | {
-        "CODEEXEC_DATA_DIR": str(data_dir),
-        "CODEEXEC_KEEP_WARM_S": str(keep_warm_s),
-        "CODEEXEC_WORKERS": "2",
-        **extra,
-    }
 
 
 def write_samples(path: Path, *completions: str) -> Path:
@@ -89,7 +71,7 @@ def started_pids(data_dir: Path) -> list[int]:
 
 
 def test_a_second_command_uses_the_warm_workers(data_dir: Path, tmp_path: Path) -> None:
-    env = command_env(data_dir)
+    env = private_env(data_dir)
     samples = write_samples(tmp_path / "two.jsonl", RIGHT, WRONG)
     first = evaluate(env, samples)
     state = resident.current(data_dir)
@@ -113,16 +95,16 @@ def test_a_second_command_uses_the_warm_workers(data_dir: Path, tmp_path: Path) 
 
 def test_a_run_s_limits_go_with_it_to_the_warm_workers(data_dir: Path, tmp_path: Path) -> None:
     samples = write_samples(tmp_path / "two.jsonl", RIGHT, WRONG)
-    evaluate(command_env(data_dir), samples)
+    evaluate(private_env(data_dir), samples)
     state = resident.current(data_dir)
     # A denied module (a run's own limit: settings.RUN_SETTINGS), and a variable of the shell's: the warm
     # workers serve the command, and deny the module to its candidates only.
     denies = write_samples(tmp_path / "denies.jsonl", "    import json\n" + RIGHT)
     out = tmp_path / "out.jsonl"
-    env = command_env(data_dir, CODEEXEC_DENY_EXTRA='["json"]', FOO="1")
+    env = private_env(data_dir, CODEEXEC_DENY_EXTRA='["json"]', FOO="1")
     assert evaluate(env, denies, "--per-sample", str(out))["pass_at_k"] == {"1": 0.0}
     assert "json" in out.read_text()
-    assert evaluate(command_env(data_dir), denies)["pass_at_k"] == {"1": 1.0}
+    assert evaluate(private_env(data_dir), denies)["pass_at_k"] == {"1": 1.0}
     assert resident.current(data_dir) == state
     assert len(started_pids(data_dir)) == 1
 
@@ -134,11 +116,11 @@ def test_another_path_to_the_same_python_uses_the_warm_workers(data_dir: Path, t
     if other is None:
         pytest.skip(f"{here.parent} has no other name for this Python")
     samples = write_samples(tmp_path / "one.jsonl", RIGHT)
-    evaluate(command_env(data_dir), samples)
+    evaluate(private_env(data_dir), samples)
     state = resident.current(data_dir)
     done = subprocess.run(
         [str(other), "-m", "codeexec.producer.cli", "eval", "--problems", "humaneval", "--samples", str(samples)],
-        env=command_env(data_dir), capture_output=True, text=True, timeout=WAIT_S,
+        env=private_env(data_dir), capture_output=True, text=True, timeout=WAIT_S,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert resident.current(data_dir) == state and len(started_pids(data_dir)) == 1
@@ -146,10 +128,10 @@ def test_another_path_to_the_same_python_uses_the_warm_workers(data_dir: Path, t
 
 def test_the_workers_own_settings_replace_idle_warm_workers(data_dir: Path, tmp_path: Path) -> None:
     samples = write_samples(tmp_path / "one.jsonl", RIGHT)
-    evaluate(command_env(data_dir), samples)
+    evaluate(private_env(data_dir), samples)
     old = resident.current(data_dir)
     assert old is not None
-    done = codeexec(command_env(data_dir, CODEEXEC_MAX_ATTEMPTS="5"), "eval", "--problems", "humaneval",
+    done = codeexec(private_env(data_dir, CODEEXEC_MAX_ATTEMPTS="5"), "eval", "--problems", "humaneval",
                     "--samples", str(samples))  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert "the warm workers ran with CODEEXEC_MAX_ATTEMPTS=3: starting new ones" in done.stderr
@@ -160,20 +142,20 @@ def test_the_workers_own_settings_replace_idle_warm_workers(data_dir: Path, tmp_
 
 def test_other_settings_wait_while_another_command_uses_the_warm_workers(data_dir: Path, tmp_path: Path) -> None:
     samples = write_samples(tmp_path / "one.jsonl", RIGHT)
-    evaluate(command_env(data_dir), samples)
+    evaluate(private_env(data_dir), samples)
     state = resident.current(data_dir)
     assert state is not None
     with resident.using(data_dir) as users:  # another command, using them meanwhile
         command = subprocess.Popen(
             [*EVAL, "--samples", str(samples), "--json"],
-            env=command_env(data_dir, CODEEXEC_MAX_ATTEMPTS="5"), stderr=subprocess.PIPE, stdout=subprocess.PIPE,
+            env=private_env(data_dir, CODEEXEC_MAX_ATTEMPTS="5"), stderr=subprocess.PIPE, stdout=subprocess.PIPE,
             text=True,
         )  # fmt: skip
         assert command.stderr is not None
         line = command.stderr.readline()
         assert "run with CODEEXEC_MAX_ATTEMPTS=3, and another command is using them: waiting for it" in line, line
         # The number of workers alone keeps no command waiting: it joins.
-        joined = evaluate(command_env(data_dir, CODEEXEC_WORKERS="1"), samples)
+        joined = evaluate(private_env(data_dir, CODEEXEC_WORKERS="1"), samples)
         assert joined["pass_at_k"] == {"1": 1.0}
         assert resident.current(data_dir) == state and not gone(state.pid) and command.poll() is None
         users.close()
@@ -200,7 +182,7 @@ def test_the_code_is_part_of_the_identity(monkeypatch: pytest.MonkeyPatch, tmp_p
 
 
 def test_the_workers_stop_after_the_idle_period(data_dir: Path, tmp_path: Path) -> None:
-    evaluate(command_env(data_dir, keep_warm_s=1), write_samples(tmp_path / "one.jsonl", RIGHT))
+    evaluate(private_env(data_dir, keep_warm_s=1), write_samples(tmp_path / "one.jsonl", RIGHT))
     [pid] = started_pids(data_dir)
     wait_until(lambda: gone(pid), "the resident to stop once idle")
     assert resident.current(data_dir) is None
@@ -231,20 +213,20 @@ def interrupted_eval(env: dict[str, str], samples: Path) -> tuple[subprocess.Pop
 
 
 def test_ctrl_c_stops_the_warm_workers(data_dir: Path, tmp_path: Path) -> None:
-    env = command_env(data_dir)
+    env = private_env(data_dir)
     _, run = interrupted_eval(env, write_samples(tmp_path / "waits.jsonl", *[WAITS] * 6))
     assert resident.current(data_dir) is None
     [pid] = started_pids(data_dir)
     assert not (data_dir / "valkey.sock").exists()
     wait_until(lambda: workers_of(pid) == [], "the resident's Celery processes to exit")
     wait_until(lambda: gone(pid), "the resident to exit")
-    status = codeexec(command_env(data_dir, keep_warm_s=0), "status", run)
+    status = codeexec(private_env(data_dir, keep_warm_s=0), "status", run)
     assert status.returncode == 0 and " / 6 samples done;" in status.stdout, status.stdout
     assert "(complete)" not in status.stdout
 
 
 def test_ctrl_c_leaves_the_warm_workers_to_another_command(data_dir: Path, tmp_path: Path) -> None:
-    env = command_env(data_dir)
+    env = private_env(data_dir)
     evaluate(env, write_samples(tmp_path / "one.jsonl", RIGHT))
     state = resident.current(data_dir)
     assert state is not None
@@ -254,7 +236,7 @@ def test_ctrl_c_leaves_the_warm_workers_to_another_command(data_dir: Path, tmp_p
 
 
 def test_commands_that_start_together_share_one_resident(data_dir: Path, tmp_path: Path) -> None:
-    env = command_env(data_dir)
+    env = private_env(data_dir)
     samples = write_samples(tmp_path / "two.jsonl", RIGHT, WRONG)
     command = [*EVAL, "--samples", str(samples), "--json"]
     running = [subprocess.Popen(command, env=env, stdout=subprocess.PIPE, text=True) for _ in range(3)]
@@ -265,7 +247,7 @@ def test_commands_that_start_together_share_one_resident(data_dir: Path, tmp_pat
 
 
 def test_a_server_another_command_started_is_left_to_it(data_dir: Path, tmp_path: Path) -> None:
-    env = command_env(data_dir)
+    env = private_env(data_dir)
     server = subprocess.Popen(
         [sys.executable, "-m", "codeexec.producer.cli", "server"], env=env, stdout=subprocess.PIPE, text=True
     )
