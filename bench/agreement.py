@@ -62,6 +62,7 @@ from codeexec.producer.problems import load_problems
 from codeexec.producer.report import progress
 from codeexec.producer.samples import read_samples
 from codeexec.producer.submit import new_meta, submit
+from codeexec.worker.models import SuiteTests
 from codeexec.worker.settings import get_settings
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"
@@ -192,9 +193,9 @@ def bigcodebench(workers: int, preload_check: Path, json_out: Path | None, bcb_s
     # data 4 GiB, stack 5 MiB), not bigcodebench 0.2.5's defaults: TensorFlow's tasks die at 4 GiB of data.
     limits = {"memory_bytes": 128 << 30, "data_bytes": 4 << 30, "stack_bytes": 5 << 20}
     problems = {
-        task_id: problem.model_copy(update={"suite": problem.suite.model_copy(update=limits)})
+        task_id: problem.model_copy(update={"tests": problem.tests.model_copy(update=limits)})
         for task_id, problem in load_problems(str(problems_path)).items()
-        if problem.suite is not None
+        if isinstance(problem.tests, SuiteTests)
     }
     files = sorted(QWEN.glob("*/*/completion-sanitized-calibrated.jsonl"))
     built = get_settings().data_dir / "envs"

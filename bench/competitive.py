@@ -54,6 +54,7 @@ from load_invariance import CORES, busy_loops
 
 import codeexec
 from codeexec.producer.problems import load_problems
+from codeexec.worker.models import CaseTests
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "data" / "competitive"
 APPS = SHARED / "apps-mapcoder"
@@ -77,8 +78,8 @@ def apps150(directory: Path) -> Set:
             task_id, code = str(record["id"]), record["source_codes"][0]
             samples.append({"task_id": task_id, "solution": code, "file": path.name})
             given.append(bool(record["is_solved"]))
-            cases = problems[task_id].cases
-            assert cases is not None
+            cases = problems[task_id].tests
+            assert isinstance(cases, CaseTests)
             io = {"inputs": cases.inputs, "outputs": cases.outputs, "fn_name": None}
             rows.append({"id": str(len(rows)), "input_output": io, "code": code})
     return Set("apps150", APPS / "selected150.jsonl", samples, given, rows)
@@ -112,8 +113,8 @@ def leetcode(directory: Path) -> Set:
         records = {record["task_id"]: record for record in map(json.loads, lines)}
     samples, given, rows = [], [], []
     for task_id, problem in problems.items():
-        cases = problem.cases
-        if cases is None or cases.kind != "call":
+        cases = problem.tests
+        if not isinstance(cases, CaseTests) or cases.kind != "call":
             continue  # the one problem on TreeNode is judged by its check(): not a call-based test
         reference = records[task_id]["completion"]
         for how in ("reference", "wrong", "tuple", "raises"):
@@ -145,8 +146,8 @@ def oracles(directory: Path, kind: str) -> Set:
     lines = []
     for name, found in problems.items():
         for task_id, problem in found.items():
-            cases = problem.cases
-            if cases is None or cases.kind != kind:
+            cases = problem.tests
+            if not isinstance(cases, CaseTests) or cases.kind != kind:
                 continue
             if cases.kind == "stdin":
                 table = dict(zip(cases.inputs, cases.outputs, strict=True))
@@ -229,8 +230,8 @@ def deepcoder_stdin(directory: Path, name: str) -> Set:
     path = DEEPCODER / f"test_code_{name}.json"
     samples, given, rows = [], [], []
     for task_id, problem in load_problems(str(path)).items():
-        cases = problem.cases
-        assert cases is not None
+        cases = problem.tests
+        assert isinstance(cases, CaseTests)
         table = {
             given_input: (at, wanted)
             for at, (given_input, wanted) in enumerate(zip(cases.inputs, cases.outputs, strict=True))

@@ -15,6 +15,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.agreement import MBPP
 from codeexec.producer.problems import load_problems
+from codeexec.worker.judging.kinds import judge_of
+from codeexec.worker.models import AssertionTests
 from codeexec.worker.process.split import split
 
 SETS = {
@@ -37,15 +39,10 @@ def main() -> None:
         tests = host = 0
         staying: list[str] = []
         for problem in problems.values():
-            if problem.io is not None:  # HumanEval+: every input's output is compared in the host
-                tests, host = tests + problem.tests, host + problem.tests
-                continue
-            for text in problem.assertions:
-                tests += 1
-                if split(text) is None:
-                    staying.append(problem.task_id)
-                else:
-                    host += 1
+            tests += problem.total
+            host += judge_of(problem.tests).host_compared(problem.tests)
+            if isinstance(problem.tests, AssertionTests):
+                staying += [problem.task_id for text in problem.tests.assertions if split(text) is None]
         print(f"| {name} | {len(problems)} | {host:,} of {tests:,} | {tests - host:,} |")
         if staying:
             listed.append(f"{name}, in-process: {', '.join(sorted(set(staying), key=_number))}")

@@ -42,6 +42,7 @@ from typing import Any
 import httpx
 
 from codeexec.producer.problems import load_problems
+from codeexec.worker.models import CaseTests
 
 APPS = Path(__file__).resolve().parents[2] / "shared" / "data" / "competitive" / "apps-mapcoder"
 VERL_TIMEOUT_S = 30.0  # verl's HTTP timeout: compile_timeout + run_timeout + 10
@@ -55,8 +56,8 @@ def solved_programs() -> list[tuple[str, list[str], list[str]]]:
     for path in sorted(APPS.glob("ChatGPT-*.jsonl")):
         for line in path.open():
             record = json.loads(line)
-            cases = problems[str(record["id"])].cases
-            if record["is_solved"] and cases is not None and cases.kind == "stdin":
+            cases = problems[str(record["id"])].tests
+            if record["is_solved"] and isinstance(cases, CaseTests) and cases.kind == "stdin":
                 found.append((record["source_codes"][0], list(cases.inputs), list(cases.outputs)))
     return found
 

@@ -49,9 +49,9 @@ from codeexec.producer.submit import (
     submit,
 )
 from codeexec.worker import environments
-from codeexec.worker.models import JudgeMode, Problem, RunMeta, SampleKind
+from codeexec.worker.judging.kinds import judge_of
+from codeexec.worker.models import JudgeMode, Problem, RunMeta, SampleKind, SuiteTests
 from codeexec.worker.process.runner import clamp_timeout
-from codeexec.worker.process.split import in_process
 from codeexec.worker.queue import keys
 from codeexec.worker.settings import MAX_SUITE_TIMEOUT_S, Settings, get_settings
 
@@ -234,7 +234,7 @@ def prepare(
     if sample_set.skipped_unknown:
         warn(f"left out {sample_set.skipped_unknown} sample(s) with an unknown task_id")
     if strict_verdicts:
-        refused = [task for task in sample_set.per_task if in_process(found[task])]
+        refused = [task for task in sample_set.per_task if judge_of(found[task].tests).in_process(found[task].tests)]
         if refused:
             listed = ", ".join(refused[:10]) + (" ..." if len(refused) > 10 else "")
             warn(
@@ -276,7 +276,8 @@ def needed_environment(
     if environment is not None:
         wanted = None if environment == "none" else environment
     else:
-        needs = {problems[task].suite.environment for task in samples.per_task if problems[task].suite is not None}
+        suites = [tests for task in samples.per_task if isinstance(tests := problems[task].tests, SuiteTests)]
+        needs = {suite.environment for suite in suites}
         needs.discard(None)
         if len(needs) > 1:
             raise InputError(f"the problems need different environments ({', '.join(sorted(needs))}): run them apart")

@@ -235,7 +235,7 @@ async def _store(dispatch: Dispatch, batch_id: str, request: BatchRequest) -> Ba
         task_id = sets[name] = f"{batch_id}/{secrets.token_hex(4)}"
         samples = [Sample(kind=kind, text=s.code) for s in request.samples if s.tests == name]
         if samples:
-            tasks.append((task_id, Problem(task_id=task_id, cases=cases), samples))
+            tasks.append((task_id, Problem(task_id=task_id, tests=cases), samples))
     indices: dict[str, int] = {}
     placed = []
     for sample in request.samples:

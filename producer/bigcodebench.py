@@ -19,7 +19,7 @@ from codeexec.producer.report import progress
 from codeexec.producer.samples import read_samples
 from codeexec.producer.submit import new_meta, submit
 from codeexec.worker.judging.program import program_for
-from codeexec.worker.models import RunMeta, StoredResult
+from codeexec.worker.models import RunMeta, StoredResult, SuiteTests
 from codeexec.worker.queue import keys
 from codeexec.worker.result import Outcome
 from codeexec.worker.settings import get_settings
@@ -53,7 +53,7 @@ def write_bcb_results(
     `truth` (each task's canonical solution passed, from the ground-truth run) or, without it, gt_pass_rate
     null. Returns the number of samples and the second file's path; samples without a result are left out."""
     problems, found = recorded(client, meta, samples_path)
-    if not any(problem.suite is not None for problem in problems.values()):
+    if not any(isinstance(problem.tests, SuiteTests) for problem in problems.values()):
         raise InputError(f"run {meta.run!r} has no test-file problems: --bigcodebench-results is for BigCodeBench")
     evaluated: dict[str, list[dict[str, Any]]] = {}
     for line, stored in found:

@@ -21,7 +21,7 @@ from typing import Any
 
 from codeexec.producer.checks import split_check
 from codeexec.producer.leetcode import RLLM_PRELOAD, RLLM_SETUP
-from codeexec.worker.models import CaseTests, Problem
+from codeexec.worker.models import AssertionTests, CaseTests, Problem
 
 #: What a decoded LiveCodeBench test blob may expand to: its largest private tests are tens of MB.
 _MAX_BLOB_BYTES = 1 << 30
@@ -101,7 +101,7 @@ def _lcb(record: dict[str, Any], _: int) -> Problem:
         )
     else:
         cases = CaseTests(kind="stdin", inputs=inputs, outputs=outputs, extraction="lcb")
-    return Problem(task_id=str(record["question_id"]), cases=cases)
+    return Problem(task_id=str(record["question_id"]), tests=cases)
 
 
 def _lcb_tests(value: Any, field: str) -> list[dict[str, Any]]:
@@ -178,7 +178,7 @@ def _apps(record: dict[str, Any], position: int) -> Problem:
             outputs=_texts(spec["outputs"], "output"),
             extraction="last_python",
         )
-    return Problem(task_id=task_id, cases=cases)
+    return Problem(task_id=task_id, tests=cases)
 
 
 # ---- CodeContests -----------------------------------------------------------------------------------
@@ -208,7 +208,7 @@ def _codecontests(record: dict[str, Any], position: int) -> Problem:
         memory_bytes=int(memory) if memory else None,
         extraction="last_python",
     )
-    return Problem(task_id=_task_id(record, ("name", "task_id"), position), cases=cases)
+    return Problem(task_id=_task_id(record, ("name", "task_id"), position), tests=cases)
 
 
 def _seconds(limit: Any) -> float | None:
@@ -233,7 +233,10 @@ def _deepcoder(record: dict[str, Any], position: int) -> Problem:
     if isinstance(tests, dict) and "functional" in tests:  # LeetCode: a check(candidate) block of asserts
         test, entry_point = _check_call(str(tests["functional"]))
         return Problem(
-            task_id=task_id, assertions=split_check(test, entry_point), setup=RLLM_SETUP, preload=RLLM_PRELOAD
+            task_id=task_id,
+            tests=AssertionTests(assertions=split_check(test, entry_point)),
+            setup=RLLM_SETUP,
+            preload=RLLM_PRELOAD,
         )
     if isinstance(tests, dict):  # CodeContests: {inputs: [...], outputs: [...]}
         given, wanted = tests.get("inputs"), tests.get("outputs")
@@ -250,7 +253,7 @@ def _deepcoder(record: dict[str, Any], position: int) -> Problem:
         outputs=_texts(wanted, "tests: output"),
         extraction="last_python",
     )
-    return Problem(task_id=task_id, cases=cases)
+    return Problem(task_id=task_id, tests=cases)
 
 
 _CHECK_CALL = re.compile(r"^check\((?P<entry>[^\n]+)\)\s*\Z", re.MULTILINE)
@@ -279,7 +282,8 @@ def _leetcodedataset(record: dict[str, Any], position: int) -> Problem:
         test = record.get("test")
         if not isinstance(test, str):
             raise ValueError("test: a problem on ListNode or TreeNode is judged by its check(), which is missing")
-        return Problem(task_id=task_id, assertions=split_check(test, entry_point), setup=setup, entry_point=entry_point)
+        tests = AssertionTests(assertions=split_check(test, entry_point))
+        return Problem(task_id=task_id, tests=tests, setup=setup, entry_point=entry_point)
     pairs = record["input_output"]
     if isinstance(pairs, str):
         pairs = _value(pairs, "input_output")
@@ -304,7 +308,7 @@ def _leetcodedataset(record: dict[str, Any], position: int) -> Problem:
     if not inputs:
         raise ValueError("input_output: no pair has an output (each is an error or a timeout)")
     cases = CaseTests(kind="call", inputs=inputs, outputs=outputs, entry_point=name, extraction="last_python")
-    return Problem(task_id=task_id, cases=cases, setup=setup)
+    return Problem(task_id=task_id, tests=cases, setup=setup)
 
 
 # LeetCodeDataset's pairs were made by running its reference solution; where that failed, the "output" is
@@ -384,7 +388,7 @@ def _mapcoder(record: dict[str, Any], position: int) -> Problem:
         inputs.append(given)
         outputs.append(wanted[0] if isinstance(wanted[0], str) else str(wanted[0]))
     cases = CaseTests(kind="stdin", inputs=inputs, outputs=outputs, extraction="last_python")
-    return Problem(task_id=_task_id(record, ("id", "task_id", "name"), position), cases=cases)
+    return Problem(task_id=_task_id(record, ("id", "task_id", "name"), position), tests=cases)
 
 
 # ---- codeexec's own ---------------------------------------------------------------------------------

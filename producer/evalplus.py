@@ -16,7 +16,7 @@ from codeexec.producer.inputs import InputError, open_text_lines, write_whole
 from codeexec.producer.persample import recorded
 from codeexec.producer.problems import problems_path
 from codeexec.worker.judging.program import program_for
-from codeexec.worker.models import RunMeta
+from codeexec.worker.models import IOTests, RunMeta
 
 
 def write_eval_results(client: redis.Redis, meta: RunMeta, out: Path, samples_path: Path | None = None) -> int:
@@ -30,11 +30,11 @@ def write_eval_results(client: redis.Redis, meta: RunMeta, out: Path, samples_pa
     evaluated: dict[str, list[dict[str, Any]]] = {}
     for line, stored in found:
         problem = problems[line.task_id]
-        assert problem.io is not None
+        assert isinstance(problem.tests, IOTests)
         statuses = {"base": stored.base_status, "plus": stored.plus_status}
         failing = {
             name: _fail_tests(line.task_id, inputs, stored.first_failures.get(name), statuses[name])
-            for name, inputs in problem.io.checks.items()
+            for name, inputs in problem.tests.checks.items()
         }
         evaluated.setdefault(line.task_id, []).append(
             {

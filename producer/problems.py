@@ -12,12 +12,12 @@ from collections.abc import Container, Iterator
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from codeexec.producer import competitive, mbppplus, testfiles
 from codeexec.producer.checks import split_check
 from codeexec.producer.inputs import InputError, open_text_lines, read_jsonl, write_whole
-from codeexec.worker.models import IOTests, Oracle, Problem
+from codeexec.worker.models import AssertionTests, IOTests, Oracle, Problem
 
 HUMANEVAL = "humaneval"
 HUMANEVALPLUS = "humanevalplus"
@@ -112,7 +112,7 @@ def humaneval_problem(record: dict[str, Any]) -> Problem:
         task_id=record["task_id"],
         prompt=record["prompt"],
         entry_point=record["entry_point"],
-        assertions=split_check(record["test"], record["entry_point"]),
+        tests=AssertionTests(assertions=split_check(record["test"], record["entry_point"])),
     )
 
 
@@ -171,7 +171,7 @@ def _problem(record: dict[str, Any], challenge: bool, position: int = 0) -> Prob
         after = record.get("test_setup_code") or ""
         return Problem(
             task_id=f"Mbpp/{record['task_id']}" if isinstance(record.get("task_id"), int) else record.get("task_id"),
-            assertions=[f"{after}\n{test}" if after else test for test in tests],
+            tests=AssertionTests(assertions=[f"{after}\n{test}" if after else test for test in tests]),
             setup="\n".join(record.get("test_imports") or []),
         )
     if "base_input" in record:  # EvalPlus (HumanEval+, MBPP+): inputs, and the canonical solution's outputs
@@ -179,10 +179,12 @@ def _problem(record: dict[str, Any], challenge: bool, position: int = 0) -> Prob
     if "test" in record and "name" in record and "task_id" not in record:
         # MultiPL-E: the test calls its own check (test_check() at the end); it runs as it is.
         multipl_e = _MultiPLERecord.model_validate(record)
-        return Problem(task_id=multipl_e.name, prompt=multipl_e.prompt, assertions=[multipl_e.test])
+        tests = AssertionTests(assertions=[multipl_e.test])
+        return Problem(task_id=multipl_e.name, prompt=multipl_e.prompt, tests=tests)
     if "test" in record and "entry_point" in record and "assertions" not in record:
         return humaneval_problem(_HumanEvalRecord.model_validate(record).model_dump())
-    return _CodeexecRecord.model_validate(record)
+    _CodeexecRecord.model_validate(record)  # first: a record of none of SHAPES is told it has no assertions
+    return Problem.model_validate(record)
 
 
 def _evalplus_problem(record: _EvalPlusRecord) -> Problem:
@@ -199,7 +201,7 @@ def _evalplus_problem(record: _EvalPlusRecord) -> Problem:
         task_id=record.task_id,
         prompt=record.prompt,
         entry_point=record.entry_point,
-        io=IOTests(
+        tests=IOTests(
             entry_point=record.entry_point,
             solution=record.prompt + record.canonical_solution,
             base=base,
@@ -211,8 +213,10 @@ def _evalplus_problem(record: _EvalPlusRecord) -> Problem:
     )
 
 
-class _CodeexecRecord(Problem):
+class _CodeexecRecord(BaseModel):
     """codeexec's own shape: a Problem, with its assertions (EvalPlus's shape has inputs instead)."""
+
+    model_config = ConfigDict(extra="allow")  # the Problem's own fields: Problem checks them
 
     assertions: list[str] = Field(min_length=1)
 

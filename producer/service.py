@@ -186,7 +186,7 @@ def create_app(settings: Settings, redis_url: str) -> FastAPI:
             time_limit_s=request.run_timeout,
             memory_bytes=memory << 20 if memory is not None and memory > 0 else None,
         )
-        problem = Problem(task_id=task_id, script=script)
+        problem = Problem(task_id=task_id, tests=script)
         try:
             sample = Sample(kind=SampleKind.SOLUTION, text=request.code)
             await dispatch.submit([(task_id, problem, [sample])])

@@ -16,7 +16,17 @@ import redis
 from codeexec.producer.inputs import InputError
 from codeexec.producer.problems import PROBLEM_SETS, load_problems, problems_path
 from codeexec.producer.samples import SampleSet, read_samples
-from codeexec.worker.models import Job, JudgeMode, Problem, RunMeta, SampleKind
+from codeexec.worker.models import (
+    AssertionTests,
+    CaseTests,
+    IOTests,
+    Job,
+    JudgeMode,
+    Problem,
+    RunMeta,
+    SampleKind,
+    SuiteTests,
+)
 from codeexec.worker.queue import keys
 from codeexec.worker.queue.schedule import PRIORITIES, Schedule
 from codeexec.worker.settings import RUN_SETTINGS, get_settings
@@ -125,10 +135,11 @@ def submit(
 ) -> RunMeta:
     """Record the run, store its problems and samples, and enqueue its jobs. The input is valid already."""
     check_run_name(meta.run)
-    meta.base_tests = any(problems[task_id].io is not None for task_id in samples.per_task)
-    meta.case_tests = any(problems[task_id].cases is not None for task_id in samples.per_task)
-    meta.assertion_tests = any(problems[task_id].assertions for task_id in samples.per_task)
-    suites = [problems[task_id].suite for task_id in samples.per_task if problems[task_id].suite is not None]
+    tests = [problems[task_id].tests for task_id in samples.per_task]
+    meta.base_tests = any(isinstance(each, IOTests) for each in tests)
+    meta.case_tests = any(isinstance(each, CaseTests) for each in tests)
+    meta.assertion_tests = any(isinstance(each, AssertionTests) for each in tests)
+    suites = [each for each in tests if isinstance(each, SuiteTests)]
     meta.suite_tests, meta.relaxed = bool(suites), any(suite.relaxed for suite in suites)
     # Claiming the name is the first write: a taken name changes nothing in Redis.
     if not client.set(keys.meta(meta.run), meta.model_dump_json(), nx=True):

@@ -50,7 +50,7 @@ def problem(record: dict[str, Any], shape: str) -> Problem:
             task_id=bcb.task_id,
             prompt=bcb.complete_prompt,
             entry_point=bcb.entry_point,
-            suite=SuiteTests(
+            tests=SuiteTests(
                 code=bcb.test,
                 classes=["TestCases"],
                 names=test_names(bcb.test, "unittest", ["TestCases"]),
@@ -70,7 +70,7 @@ def problem(record: dict[str, Any], shape: str) -> Problem:
         return Problem(
             task_id=classeval.task_id,
             prompt=classeval.skeleton,
-            suite=SuiteTests(
+            tests=SuiteTests(
                 code=classeval.test,
                 classes=classes,
                 names=test_names(classeval.test, "unittest", classes),
@@ -83,7 +83,7 @@ def problem(record: dict[str, Any], shape: str) -> Problem:
         task_id=own.task_id,
         prompt=own.prompt,
         setup=own.setup,
-        suite=SuiteTests(
+        tests=SuiteTests(
             framework=framework,
             code=own.test_file,
             classes=own.test_classes,

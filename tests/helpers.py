@@ -18,7 +18,7 @@ from pathlib import Path
 import httpx
 import redis
 
-from codeexec.worker.models import RunMeta
+from codeexec.worker.models import AssertionTests, Problem, RunMeta
 from codeexec.worker.queue import keys
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -124,6 +124,12 @@ def store_meta(client: redis.Redis, run: str, **fields: object) -> RunMeta:
     )
     client.set(keys.meta(run), meta.model_dump_json())
     return meta
+
+
+def assertions_of(problem: Problem) -> list[str]:
+    """The assertions of a problem whose tests are assertions."""
+    assert isinstance(problem.tests, AssertionTests), problem.tests.kind
+    return problem.tests.assertions
 
 
 def write_jsonl(path: Path, rows: list[dict[str, object]]) -> Path:

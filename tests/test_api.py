@@ -14,7 +14,7 @@ import pytest
 
 from codeexec.producer.api import prepare
 from codeexec.producer.inputs import InputError
-from helpers import ROOT
+from helpers import ROOT, assertions_of
 
 
 def api_example() -> str:
@@ -68,7 +68,7 @@ def test_problems_and_samples_given_as_objects(tmp_path: Path, monkeypatch: pyte
         k=[1],
     )
     get_settings.cache_clear()
-    assert list(problems) == ["mine/1"] and problems["mine/1"].assertions == ["assert f() == 1"]
+    assert list(problems) == ["mine/1"] and assertions_of(problems["mine/1"]) == ["assert f() == 1"]
     assert (meta.run, meta.n_samples, samples.lines[0].task_id) == ("mine", 1, "mine/1")
     saved = Path(meta.problems)  # the objects became files in the data directory, hashed with the run
     assert saved.parent == tmp_path / "problems"

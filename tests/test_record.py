@@ -33,9 +33,10 @@ FORGE = """
     import gc, json, os, sys
     found = next(
         o for o in gc.get_objects()
-        if callable(o) and {'nonce', 'record_fd'} <= set(getattr(getattr(o, '__code__', None), 'co_freevars', ()))
+        if callable(o) and 'record' in getattr(getattr(o, '__code__', None), 'co_freevars', ())
     )
-    secret = {name: cell.cell_contents for name, cell in zip(found.__code__.co_freevars, found.__closure__)}
+    cells = dict(zip(found.__code__.co_freevars, (cell.cell_contents for cell in found.__closure__)))
+    secret = dict(zip(('record_fd', 'nonce'), cells['record']))
     entry, digest = sys.modules['values'].output_entry(1, 1024)
     claim = [[None, None, *entry, digest], [None, None, *entry, digest], [True, None]]
     line = json.dumps({'nonce': secret['nonce'], 'event': 'finished', 'outcome': 'pass', 'detail': '',

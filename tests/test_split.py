@@ -10,7 +10,7 @@ from codeexec.producer.problems import load_problems
 from codeexec.worker.process.runner import run_candidate
 from codeexec.worker.process.split import split
 from codeexec.worker.result import Outcome
-from helpers import codeexec
+from helpers import assertions_of, codeexec
 
 CHECK = "METADATA = {}\n\ndef check(candidate):\n    ASSERT\n\ncheck(f)\n"
 
@@ -125,8 +125,8 @@ def test_a_failure_reads_as_the_assert_run_in_process_would(returned: str, asser
 
 def test_the_report_gives_the_share_and_strict_verdicts_refuse_the_rest(env: dict[str, str]) -> None:
     problems = load_problems("humaneval")
-    host = sum(split(text) is not None for problem in problems.values() for text in problem.assertions)
-    refused = sum(any(split(text) is None for text in problem.assertions) for problem in problems.values())
+    host = sum(split(text) is not None for problem in problems.values() for text in assertions_of(problem))
+    refused = sum(any(split(text) is None for text in assertions_of(problem)) for problem in problems.values())
     assert 0 < refused < len(problems)
     out = codeexec(
         env,
@@ -145,7 +145,7 @@ def test_the_report_gives_the_share_and_strict_verdicts_refuse_the_rest(env: dic
     assert out.returncode == 0, out.stderr
     assert f"--strict-verdicts: the samples of {refused} task(s) will be errors" in out.stderr
     document = json.loads(out.stdout)
-    tests = sum(len(problem.assertions) for problem in problems.values())
+    tests = sum(len(assertions_of(problem)) for problem in problems.values())
     assert document["judged"] == {"host-compared": host, "in-process": tests - host}
     assert document["outcomes"]["error"] == refused
     assert document["outcomes"]["pass"] == len(problems) - refused

@@ -10,7 +10,7 @@ from codeexec.worker.models import RunMeta, Sample, SampleKind, StoredResult
 from codeexec.worker.queue import keys
 from codeexec.worker.queue.store import WorkerStore
 from codeexec.worker.result import Outcome
-from helpers import store_meta
+from helpers import assertions_of, store_meta
 
 RUN = "unit"
 
@@ -112,9 +112,9 @@ def test_report_of_an_incomplete_run_says_so(db: fakeredis.FakeRedis) -> None:
 def test_problem_cache_reads_redis_once(db: fakeredis.FakeRedis) -> None:
     db.hset(keys.problems(RUN), "t", '{"task_id": "t", "assertions": ["assert 1"]}')
     store = WorkerStore(db)
-    assert store.problem(RUN, "t").assertions == ["assert 1"]
+    assert assertions_of(store.problem(RUN, "t")) == ["assert 1"]
     db.hset(keys.problems(RUN), "t", '{"task_id": "t", "assertions": ["assert 2"]}')
-    assert store.problem(RUN, "t").assertions == ["assert 1"]  # problems never change within a run
+    assert assertions_of(store.problem(RUN, "t")) == ["assert 1"]  # problems never change within a run
     assert store.problem(RUN, "missing") is None
 
 

@@ -19,7 +19,7 @@ from codeexec.producer.problems import BIGCODEBENCH_PATH, load_file, load_proble
 from codeexec.producer.testfiles import problem as suite_problem
 from codeexec.worker.judging.program import program_for
 from codeexec.worker.judging.suites import run_suite
-from codeexec.worker.models import Problem, Sample, SampleKind, StoredResult
+from codeexec.worker.models import Problem, Sample, SampleKind, StoredResult, SuiteTests
 from codeexec.worker.result import Outcome, RunResult
 from helpers import ROOT, write_jsonl
 from helpers import codeexec as cli
@@ -61,14 +61,14 @@ def bcb(**changes: Any) -> Problem:
     suite = {key.removeprefix("suite_"): value for key, value in changes.items() if key.startswith("suite_")}
     record = RECORD | {key: value for key, value in changes.items() if not key.startswith("suite_")}
     made = suite_problem(record, "bigcodebench")
-    assert made.suite is not None
-    return made.model_copy(update={"suite": made.suite.model_copy(update=suite)})
+    assert isinstance(made.tests, SuiteTests)
+    return made.model_copy(update={"tests": made.tests.model_copy(update=suite)})
 
 
 def run(problem: Problem, text: str, kind: SampleKind = SampleKind.SOLUTION, **options: object) -> RunResult:
     code = program_for(problem, Sample(kind=kind, text=text))
-    assert code is not None and problem.suite is not None
-    return run_suite(code, problem.suite, None, dict(options))
+    assert code is not None and isinstance(problem.tests, SuiteTests)
+    return run_suite(code, problem.tests, None, dict(options))
 
 
 runner = pytest.mark.usefixtures("isolation", "candidate_interpreter")
@@ -256,8 +256,8 @@ class TestMore:
         assert f(0) == 1
 """
     problem = suite_problem({"task_id": "p", "test_file": test}, "codeexec")
-    assert problem.suite is not None and problem.suite.framework == "pytest"
-    assert problem.suite.names == ["TestMore.test_fails", "test_identity", "test_fixture"]
+    assert isinstance(problem.tests, SuiteTests) and problem.tests.framework == "pytest"
+    assert problem.tests.names == ["TestMore.test_fails", "test_identity", "test_fixture"]
     result = run(problem, "def f(x):\n    return x\n")
     assert result.exit_code is Outcome.ASSERTION_FAIL, result
     outcomes = {test.name: test.outcome for test in result.tests}
@@ -277,20 +277,21 @@ def test_the_bundled_problem_sets_load() -> None:
     full, hard = load_problems("bigcodebench"), load_problems("bigcodebench-hard")
     assert len(full) == 1140 and len(hard) == 148 and set(hard) < set(full)
     for problem in full.values():
-        assert problem.suite is not None and problem.suite.classes == ["TestCases"]
-        assert problem.suite.names and problem.suite.environment == "bigcodebench"
-        assert problem.suite.time_limit_s == 240 and problem.suite.relaxed
+        assert isinstance(problem.tests, SuiteTests) and problem.tests.classes == ["TestCases"]
+        assert problem.tests.names and problem.tests.environment == "bigcodebench"
+        assert problem.tests.time_limit_s == 240 and problem.tests.relaxed
     with gzip.open(BIGCODEBENCH_PATH, "rt") as rows:
         first = json.loads(next(rows))
-    assert full[first["task_id"]].suite.calibration == first["code_prompt"] + "\n    pass\n"
+    assert full[first["task_id"]].tests.before_program() == first["code_prompt"] + "\n    pass\n"
 
 
 @pytest.mark.skipif(not (SHARED / "classeval").is_dir(), reason="../shared/data/classeval is not beside the clone")
 def test_classeval_loads() -> None:
     problems = load_file(SHARED / "classeval" / "ClassEval_data.json")
     assert len(problems) == 100
-    words = problems["ClassEval_97"].suite
-    assert words is not None and "Words2NumbersTestMain" in words.classes  # listed with a leading space there
+    words = problems["ClassEval_97"].tests
+    # Listed with a leading space there.
+    assert isinstance(words, SuiteTests) and words.classes and "Words2NumbersTestMain" in words.classes
 
 
 @pytest.mark.parametrize(

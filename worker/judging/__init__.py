@@ -1,5 +1,3 @@
-"""Judging: what a sample runs as, and how each kind of test decides its verdict.
-
-program (prompt + completion, or the code in a model's answer, run against assertions) and evalplus
-(HumanEval+: called on inputs, outputs compared as EvalPlus does); one module per kind of test.
+"""Judging: what a sample runs as (program.py), and how each kind of test decides its verdict: one module
+per kind, found through kinds.py's table (docs/architecture.md, "The kinds of test").
 """

@@ -13,18 +13,27 @@ equal value passes), unless every test is to run; the host judges every value it
 from __future__ import annotations
 
 import marshal
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from codeexec.worker.candidate.values import WHOLE_BYTES, decode, digest
 from codeexec.worker.judging import checker
 from codeexec.worker.judging.cases import Plan, Tally, wrong
+from codeexec.worker.judging.cases import host_compared as host_compared  # the table's: every output the host's
+from codeexec.worker.judging.cases import in_process as in_process
 from codeexec.worker.judging.outputs import same_value
 from codeexec.worker.models import CaseTests
-from codeexec.worker.process.runner import run_candidate
+from codeexec.worker.process.runner import Harness, run_program
 from codeexec.worker.result import Outcome, RunResult, Verdict
+
+if TYPE_CHECKING:
+    from codeexec.worker.judging.context import Context
 
 CHECK = "tests"
 _SLACK_S = 2.0  # the runner's limit beyond the calls' budget: for a program that cannot be interrupted
+
+
+def judge(program: str, tests: CaseTests, context: Context) -> RunResult:
+    return run_tests(program, tests, Plan.of(tests, context.meta, context.options))
 
 
 def run_tests(code: str, tests: CaseTests, plan: Plan) -> RunResult:
@@ -54,7 +63,7 @@ def run_tests(code: str, tests: CaseTests, plan: Plan) -> RunResult:
             ]
         ],
     }
-    run = run_candidate(code, [], plan.budget_s + _SLACK_S, io=io, **plan.options)
+    run = run_program(code, Harness("calls", io), plan.budget_s + _SLACK_S, **plan.options)
     if run.exit_code is Outcome.INFRA_ERROR:
         return run.model_copy(update={"total": total})
     tally = Tally(total)

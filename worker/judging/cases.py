@@ -34,6 +34,15 @@ _OUTCOMES = {
 }
 
 
+def host_compared(tests: CaseTests) -> int:
+    """Every output is the host's to compare (stdin and call-based tests alike)."""
+    return tests.total
+
+
+def in_process(tests: CaseTests) -> None:
+    return None
+
+
 @dataclass(frozen=True)
 class Plan:
     """How a sample's tests run: the judging mode, each test's time limit, the sample's budget, whether

@@ -16,7 +16,7 @@ from typing import Any
 
 from codeexec.worker.candidate.values import PLAIN_BYTES, decode
 from codeexec.worker.judging.cases import Plan
-from codeexec.worker.process.runner import run_candidate
+from codeexec.worker.process.runner import Harness, run_program
 from codeexec.worker.result import Outcome, RunResult
 
 ENTRY_POINT = "check"
@@ -32,7 +32,7 @@ def check(code: str, triples: list[tuple[Any, Any, Any]], plan: Plan) -> list[tu
         "checks": [["checker", marshal.dumps([list(triple) for triple in triples]), None, None, None, []]],
     }
     options = {name: value for name, value in plan.options.items() if name != "preload"}
-    run = run_candidate(code, [], _TIME_S + _TIME_PER_CHECK_S * len(triples), io=io, **options)
+    run = run_program(code, Harness("calls", io), _TIME_S + _TIME_PER_CHECK_S * len(triples), **options)
     if run.exit_code is Outcome.INFRA_ERROR:
         return run
     done = run.checks.get("checker")

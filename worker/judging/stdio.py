@@ -15,20 +15,30 @@ goes on (the first failure stops it, unless every test is to run).
 from __future__ import annotations
 
 import marshal
+from typing import TYPE_CHECKING
 
 from codeexec.worker.judging import checker
 from codeexec.worker.judging.cases import Plan, Tally, wrong
+from codeexec.worker.judging.cases import host_compared as host_compared  # the table's: every output the host's
+from codeexec.worker.judging.cases import in_process as in_process
 from codeexec.worker.judging.outputs import same_stdout
 from codeexec.worker.models import CaseTests, JudgeMode
-from codeexec.worker.process.runner import run_candidate
+from codeexec.worker.process.runner import Harness, run_program
 from codeexec.worker.process.watch import TestEnded
 from codeexec.worker.result import Outcome, RunResult, Verdict
 from codeexec.worker.settings import runner_config
+
+if TYPE_CHECKING:
+    from codeexec.worker.judging.context import Context
 
 _OUTPUT_ROOM = 4096  # what a test may print beyond twice its expected output, whatever the cap
 # The runner's own time beyond its tests' budget: its start, the prelude, compiling, a fork and a
 # clean-up a test. Only a runner that cannot go on meets it.
 _SLACK_S, _SLACK_PER_TEST_S = 5.0, 0.05
+
+
+def judge(program: str, tests: CaseTests, context: Context) -> RunResult:
+    return run_tests(program, tests, Plan.of(tests, context.meta, context.options))
 
 
 def run_tests(code: str, tests: CaseTests, plan: Plan) -> RunResult:
@@ -64,7 +74,7 @@ def run_tests(code: str, tests: CaseTests, plan: Plan) -> RunResult:
     }
     options = plan.options | {"output_bytes": max(caps)}
     timeout = plan.budget_s + _SLACK_S + _SLACK_PER_TEST_S * total
-    run = run_candidate(code, [], timeout, stdio=stdio, on_test=judge, **options)
+    run = run_program(code, Harness("stdin", stdio, prelude=plan.prelude), timeout, on_test=judge, **options)
     if run.exit_code is Outcome.INFRA_ERROR:
         return run.model_copy(update={"total": total})
     tally.ran(run)

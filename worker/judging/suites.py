@@ -13,13 +13,30 @@ candidate's process starts with (worker/process/runner.py).
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from codeexec.worker.models import SuiteTests
-from codeexec.worker.process.runner import run_candidate
+from codeexec.worker.process.runner import Harness, run_program
 from codeexec.worker.result import Outcome, RunResult
+
+if TYPE_CHECKING:
+    from codeexec.worker.judging.context import Context
 
 #: A sample's time limit where neither the run nor the problem set gives one.
 DEFAULT_TIME_LIMIT_S = 60.0
 _TRACEBACK_CHARS = 2000  # of each failing test's traceback, its end: BigCodeBench's details keep them whole
+
+
+def judge(program: str, tests: SuiteTests, context: Context) -> RunResult:
+    return run_suite(program, tests, context.meta.suite_time_limit_s, context.options)
+
+
+def host_compared(tests: SuiteTests) -> int:
+    return 0  # all in the candidate's process
+
+
+def in_process(tests: object) -> None:
+    return None  # its tests are not assertions: --strict-verdicts leaves them
 
 
 def options_for(tests: SuiteTests, options: dict[str, object]) -> dict[str, object]:
@@ -42,7 +59,7 @@ def run_suite(code: str, tests: SuiteTests, time_limit_s: float | None, options:
         "harness": tests.harness,
         "detail_chars": _TRACEBACK_CHARS,
     }
-    run = run_candidate(code, [], limit, suite=suite, **options_for(tests, options))
+    run = run_program(code, Harness("suite", suite), limit, **options_for(tests, options))
     return judged(run, len(tests.names))
 
 

@@ -1,5 +1,6 @@
-"""Run one candidate program against its assertions (or, for HumanEval+, on its inputs: the outputs
-come back in the RunResult's checks for worker/judging/evalplus.py to judge), in a process of its own.
+"""Run one candidate program in a process of its own, as its harness says: against its assertions, on
+its inputs (the outputs come back in the RunResult's checks, for the judge to compare), on its stdin
+tests, or with a test file (Harness below; worker/candidate/child.py runs each).
 
 The host side of the runner. For each candidate it makes a temporary directory and starts the
 candidate's process with a minimal environment and closed stdin: forked from a warm zygote
@@ -23,13 +24,15 @@ import tempfile
 import time
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import ExitStack
+from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
+from typing import Literal
 
 from codeexec.worker.process import workfiles
 from codeexec.worker.process.proctree import CandidateTree
 from codeexec.worker.process.seccomp import seccomp_filter
-from codeexec.worker.process.split import split
+from codeexec.worker.process.split import Split, split
 from codeexec.worker.process.watch import Ending, TestEnded, Watch
 from codeexec.worker.process.zygote import LOST as ZYGOTE_LOST
 from codeexec.worker.process.zygote import Forked, ZygoteLost, zygote
@@ -46,37 +49,66 @@ def clamp_timeout(timeout_s: float) -> float:
     return min(max(float(timeout_s), MIN_TIMEOUT_S), MAX_TIMEOUT_S)
 
 
-def run_candidate(
-    code: str,
-    assertions: Sequence[str],
-    timeout_s: float = 3.0,
-    io: dict | None = None,
-    stdio: dict | None = None,
-    on_test: Callable[[TestEnded], bool] | None = None,
-    suite: dict | None = None,
-    files: Mapping[str, bytes] | None = None,
-    fetch: Sequence[str] = (),
-    **limits: object,
-) -> RunResult:
+@dataclass(frozen=True)
+class Harness:
+    """How the candidate's process runs the program (worker/candidate/child.py, HARNESSES): its name there,
+    and what it is `given`. Each judge (worker/judging/) makes the one it needs.
+
+    - assertions: run them after the program, in its namespace (of_assertions(): each split, if it can
+      be, with the host's half kept here for the watch: worker/process/split.py);
+    - calls: call the program's entry point on each input of each check (worker/judging/evalplus.py,
+      calls.py, checker.py make it);
+    - stdin: the program as a script on each test's standard input, a process per test (worker/judging/
+      stdio.py, script.py), whose runners start from `prelude`'s namespace;
+    - suite: a test file's tests, after the program (worker/judging/suites.py).
+    """
+
+    name: Literal["assertions", "calls", "stdin", "suite"]
+    given: object
+    splits: tuple[Split | None, ...] = ()
+    prelude: str = ""
+
+    @classmethod
+    def of_assertions(cls, assertions: Sequence[str]) -> Harness:
+        splits = tuple(split(text) for text in assertions)
+        # Each assertion as it is, or split: the constant stays here.
+        given = [
+            text if cut is None else [cut.prelude, cut.expression, *([cut.asks] if cut.asks else [])]
+            for text, cut in zip(assertions, splits, strict=True)
+        ]
+        return cls("assertions", given, splits)
+
+
+def run_candidate(code: str, assertions: Sequence[str], timeout_s: float = 3.0, **limits: object) -> RunResult:
     """Run `code`, then each assertion in the namespace it leaves; never raises for what the code does.
 
     `timeout_s` is clamped to [0.1, 30] and counts from the moment the candidate starts. `limits`
     override the RunnerConfig fields of the settings (memory_bytes=..., interpreter=..., ...); an
-    unknown name is a TypeError. `io`: call the program on inputs instead (worker/judging/evalplus.py and
-    worker/judging/calls.py build it, and the timeout, which is not clamped: its checks' budgets are
-    EvalPlus's, up to a minute each). `stdio`: run the program as a script on each of its tests' inputs
-    instead, a process per test (worker/judging/stdio.py builds it, and the timeout, not clamped either:
-    the sample's budget); `on_test` is given each test as it ends, and says whether to run the next.
-    `suite`: run a test file's tests after the program (worker/judging/suites.py builds it, and the
-    timeout, not clamped: BigCodeBench gives a sample 240 s). `files`: put in the candidate's working
-    directory before it starts (relative paths); `fetch`: files read back from it once the candidate and
-    all it started have ended (RunResult.files; one that is not there, or is not a regular file of the
-    directory's, is left out).
+    unknown name is a TypeError.
+    """
+    return run_program(code, Harness.of_assertions(assertions), clamp_timeout(timeout_s), **limits)
+
+
+def run_program(
+    code: str,
+    harness: Harness,
+    timeout_s: float,
+    on_test: Callable[[TestEnded], bool] | None = None,
+    files: Mapping[str, bytes] | None = None,
+    fetch: Sequence[str] = (),
+    **limits: object,
+) -> RunResult:
+    """Run `code` in a process of its own, as `harness` says; never raises for what the code does.
+
+    `timeout_s` (at least 0.1) counts from the moment the candidate starts: each judge gives its own (a
+    HumanEval+ check's budget is EvalPlus's, up to a minute; BigCodeBench gives a sample 240 s). `on_test`
+    is given each stdin test as it ends, and says whether to run the next. `files`: put in the candidate's
+    working directory before it starts (relative paths); `fetch`: files read back from it once the
+    candidate and all it started have ended (RunResult.files; one that is not there, or is not a regular
+    file of the directory's, is left out). `limits` as for run_candidate().
     """
     config = runner_config(**limits)
-    unclamped = io is not None or stdio is not None or suite is not None
-    timeout = max(timeout_s, MIN_TIMEOUT_S) if unclamped else clamp_timeout(timeout_s)
-    assertions = list(assertions)
+    timeout = max(timeout_s, MIN_TIMEOUT_S)
     began = time.monotonic()
     try:
         # No "-" in the path: tests that split a path of theirs on "-" (BigCodeBench/1127) must not find one.
@@ -87,13 +119,13 @@ def run_candidate(
         fetched: dict[str, str] = {}
         try:
             workfiles.put(workdir, files or {})
-            ending = _run_in(workdir, code, assertions, timeout, config, io, stdio, on_test, suite)
+            ending = _run_in(workdir, code, harness, timeout, config, on_test)
             fetched = workfiles.fetch(workdir, fetch)
         except OSError as exc:  # no pipes, no room for the script or the files
             ending = Ending(Outcome.INFRA_ERROR, f"could not prepare the run: {exc}")
         finally:
             _remove(workdir)
-    result = ending.result(len(assertions), time.monotonic() - began)
+    result = ending.result(len(harness.splits), time.monotonic() - began)
     result.files = fetched
     return result
 
@@ -138,16 +170,12 @@ def _environment(config: RunnerConfig) -> dict[str, str]:
 def _run_in(
     workdir: str,
     code: str,
-    assertions: list[str],
+    harness: Harness,
     timeout: float,
     config: RunnerConfig,
-    io: dict | None,
-    stdio: dict | None,
     on_test: Callable[[TestEnded], bool] | None,
-    suite: dict | None,
 ) -> Ending:
     nonce = secrets.token_hex(16)
-    splits = [split(text) for text in assertions]
     tree = CandidateTree()
     own = {"HOME": workdir, "TMPDIR": workdir, **tree.environment}  # this candidate's part of its environment
     # -s: no user site-packages; the script head keeps its directory off sys.path.
@@ -156,19 +184,13 @@ def _run_in(
     # child.main()'s arguments but the descriptors, whichever way its process starts.
     arguments = {
         "candidate": code,
-        # Each assertion as it is, or split: the constant stays here (worker/process/split.py).
-        "assertions": [
-            text if cut is None else [cut.prelude, cut.expression, *([cut.asks] if cut.asks else [])]
-            for text, cut in zip(assertions, splits, strict=True)
-        ],
+        "harness": harness.name,
+        "given": harness.given,
         "denied": denied,
         "nonce": nonce,
         "pid_namespace": config.pid_namespace,
         "sandbox": config.sandbox,
         "relaxed": config.posture == "relaxed",
-        **({"io": io} if io is not None else {}),
-        **({"stdio": stdio} if stdio is not None else {}),
-        **({"suite": suite} if suite is not None else {}),
     }
     opened: list[int] = []
     try:
@@ -190,7 +212,7 @@ def _run_in(
                             denied,
                             config.sandbox,
                             tuple(config.preload),
-                            stdio["prelude"] if stdio is not None else "",
+                            harness.prelude,
                             config.posture == "relaxed",
                         )
                     )
@@ -213,7 +235,7 @@ def _run_in(
                     os.write(lifeline_w, b"g")  # the child waits for this before it runs anything of the candidate
                 except BrokenPipeError:  # it has ended already: the watch reads how
                     pass
-                watch = Watch(root, stdout_r, stderr_r, record_r, nonce, timeout, config, splits, on_test)
+                watch = Watch(root, stdout_r, stderr_r, record_r, nonce, timeout, config, list(harness.splits), on_test)
                 ending = watch.run()
                 ending.protections, ending.checks, ending.units = watch.protections, watch.checks, watch.units
             finally:

@@ -26,7 +26,6 @@ from functools import lru_cache
 from typing import Any
 
 from codeexec.worker.candidate.values import decode, digest
-from codeexec.worker.models import Problem
 from codeexec.worker.result import AssertionOutcome
 
 
@@ -82,13 +81,6 @@ def split(assertion: str) -> Split | None:
     else:
         return None
     return Split(prelude, expression, form, expected, message, asks, digest(expected) if form == "eq" else "")
-
-
-def in_process(problem: Problem) -> int | None:
-    """The number of the problem's first assertion judged in the candidate's process, or None."""
-    if problem.io is not None:  # HumanEval+: every output is compared in the host (worker/judging/evalplus.py)
-        return None
-    return next((number for number, text in enumerate(problem.assertions, start=1) if split(text) is None), None)
 
 
 def _is_check_call(definition: ast.stmt, call: ast.stmt) -> bool:

@@ -12,8 +12,7 @@ from redis.backoff import ExponentialBackoff
 from redis.exceptions import BusyLoadingError, ConnectionError, TimeoutError
 from redis.retry import Retry
 
-from codeexec.worker.judging.evalplus import Truth
-from codeexec.worker.models import Problem, RunMeta, Sample, StoredResult
+from codeexec.worker.models import Problem, RunMeta, Sample, StoredResult, Truth
 from codeexec.worker.queue import keys
 
 # One atomic step per result: the first write of (run, task, sample) wins; only that write removes the

@@ -12,13 +12,11 @@ from functools import partial
 from celery.signals import worker_init, worker_process_init
 
 from codeexec.worker import environments
-from codeexec.worker.judging import calls, evalplus, script, stdio, suites
-from codeexec.worker.judging.cases import Plan
+from codeexec.worker.judging.context import Context
+from codeexec.worker.judging.kinds import judge_of
 from codeexec.worker.judging.program import program_for, unclosed_fence
-from codeexec.worker.models import CaseTests, IOTests, Problem, RunMeta, StoredResult
+from codeexec.worker.models import Problem, StoredResult
 from codeexec.worker.process.protections import check_at_start, summary
-from codeexec.worker.process.runner import run_candidate
-from codeexec.worker.process.split import in_process, split
 from codeexec.worker.process.zygote import LOST as ZYGOTE_LOST
 from codeexec.worker.queue import keys, ticks
 from codeexec.worker.queue.app import app
@@ -73,46 +71,29 @@ def evaluate_sample(db: WorkerStore, run: str, task_id: str, index: int) -> None
     problem = db.problem(run, task_id)
     if sample is None or problem is None:
         return  # recorded already: this is a duplicate or redelivered job
-    settings = get_settings()
-    if attempt > settings.max_attempts:
+    meta = db.meta(run)
+    judge = judge_of(problem.tests)
+    if attempt > get_settings().max_attempts:
         # Every earlier delivery ended with its worker process dead (a crash that killed the worker,
         # not just the candidate): do not try again and again, record it.
-        result = _died_each_time(problem.tests, "the worker evaluating this sample", attempt - 1)
-    elif db.meta(run).strict_verdicts and (unsplit := in_process(problem)):
+        result = _died_each_time(problem.total, "the worker evaluating this sample", attempt - 1)
+    elif meta.strict_verdicts and (unsplit := judge.in_process(problem.tests)):
         why = f"assertion {unsplit} is not one the host can compare, and the run has --strict-verdicts"
-        result = _not_run(Outcome.ERROR, problem.tests, why)
+        result = RunResult.not_run(Outcome.ERROR, problem.total, why)
     elif (options := _options(db, run, problem)) is None:
-        needed = db.meta(run).environment
-        why = f"this worker has no environment {needed!r} (codeexec env build {needed})"
-        result = _not_run(Outcome.INFRA_ERROR, problem.tests, why)
+        why = f"this worker has no environment {meta.environment!r} (codeexec env build {meta.environment})"
+        result = RunResult.not_run(Outcome.INFRA_ERROR, problem.total, why)
     else:
-        once: Callable[[str], RunResult]
-        if problem.cases is not None:
-            once = partial(_cases, problem.cases, db.meta(run), options)
-        elif problem.script is not None:
-            once = partial(script.run_script, script=problem.script, options=options)
-        elif problem.suite is not None:
-            once = partial(
-                suites.run_suite, tests=problem.suite, time_limit_s=db.meta(run).suite_time_limit_s, options=options
-            )
-        elif problem.io is None:
-            # The producer stores each problem with the run's timeout filled in where it has none.
-            timeout_s = problem.timeout_s or settings.timeout_s
-            once = partial(_assertions, problem.assertions, timeout_s, options)
-        else:
-            once = partial(_evalplus, db, run, task_id, problem.io, options)
-        result = _run(problem.tests, program_for(problem, sample), once)
+        context = Context(meta=meta, problem=problem, options=options, store=db)
+        once = partial(judge.judge, tests=problem.tests, context=context)
+        result = _run(problem.total, program_for(problem, sample), once)
         if result.wall_clock_only:
             db.note(run, "time limits counted wall-clock time on some workers: their kernel gives no CPU-wait figure")
     under = keys.protections_field(socket.gethostname(), summary(result.protections)) if result.protections else ""
     stored = StoredResult.from_run(result)
-    # EvalPlus's and competitive-programming tests are all the host's to judge (a test file's, none); a
-    # sample whose tests never ran (the truth could not be had) counts none.
-    whole = problem.io is not None or problem.cases is not None
-    host = problem.tests if whole else sum(split(text) is not None for text in problem.assertions)
-    stored.host_compared = min(host, stored.total)
+    stored.host_compared = min(judge.host_compared(problem.tests), stored.total)
     ran_by = keys.worker_field(socket.gethostname(), os.getpid())
-    channel = keys.done(run) if db.meta(run).notify else ""
+    channel = keys.done(run) if meta.notify else ""
     db.record(run, task_id, index, stored, protections=under, worker=ran_by, channel=channel)
 
 
@@ -127,33 +108,6 @@ def _options(db: WorkerStore, run: str, problem: Problem) -> dict[str, object] |
             return None
         options |= found.runner_options()
     return with_preload(options, problem.preload) if problem.preload else options
-
-
-def _assertions(assertions: list[str], timeout_s: float, options: dict[str, object], code: str) -> RunResult:
-    return run_candidate(code, assertions, timeout_s, **options)
-
-
-def _cases(tests: CaseTests, meta: RunMeta, options: dict[str, object], code: str) -> RunResult:
-    """A competitive-programming sample: stdin/stdout tests, or call-based ones (worker/judging/cases.py)."""
-    judge = stdio if tests.kind == "stdin" else calls
-    return judge.run_tests(code, tests, Plan.of(tests, meta, options))
-
-
-def _evalplus(
-    db: WorkerStore, run: str, task_id: str, tests: IOTests, options: dict[str, object], code: str
-) -> RunResult:
-    """A HumanEval+ sample: the task's truth first, computed here if no worker (of this run or of an
-    earlier one with the same tests) has yet (worker/judging/evalplus.py)."""
-    truth = db.truth(run, task_id)
-    if truth is None:
-        key = evalplus.truth_key(tests, options)
-        made = db.kept_truth(key) or evalplus.compute_truth(tests, options)
-        if isinstance(made, str):
-            return RunResult(exit_code=Outcome.INFRA_ERROR, score=0.0, passed=0, total=0, detail=made)
-        truth = db.keep_truth(run, task_id, made)
-        db.keep_for_later(key, truth)
-    meta = db.meta(run)
-    return evalplus.run_sample(code, tests, truth, meta.min_time_limit_s, meta.gt_time_limit_factor, options)
 
 
 def _run(total: int, code: str | None, once: Callable[[str], RunResult]) -> RunResult:
@@ -179,9 +133,4 @@ def _run(total: int, code: str | None, once: Callable[[str], RunResult]) -> RunR
 
 
 def _died_each_time(total: int, what: str, attempts: int) -> RunResult:
-    return _not_run(Outcome.ERROR, total, f"{what} died on each of {attempts} attempts; not run again")
-
-
-def _not_run(outcome: Outcome, total: int, detail: str) -> RunResult:
-    """The result of a sample that was not run: why."""
-    return RunResult(exit_code=outcome, score=0.0, passed=0, total=total, detail=detail)
+    return RunResult.not_run(Outcome.ERROR, total, f"{what} died on each of {attempts} attempts; not run again")

@@ -1,0 +1,38 @@
+"""Assertions (HumanEval's check() split into its asserts, MBPP's test_list, codeexec's own problems): each
+runs after the program, in the namespace it leaves, in the candidate's process, and the sample's score is
+assertions passed / assertions.
+
+An assert of a comparison the host can make (``assert f(x) == 3``) is split (worker/process/split.py):
+the candidate's process computes the value, the host compares it with the constant, which the candidate
+never sees (tests/test_forge.py); any other runs whole in the candidate's process, unless the run asks for
+strict verdicts, which refuse it. The time limit is the sample's, for the program and all its assertions.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from codeexec.worker.models import AssertionTests
+from codeexec.worker.process.runner import run_candidate
+from codeexec.worker.process.split import split
+from codeexec.worker.result import RunResult
+from codeexec.worker.settings import get_settings
+
+if TYPE_CHECKING:
+    from codeexec.worker.judging.context import Context
+
+
+def judge(program: str, tests: AssertionTests, context: Context) -> RunResult:
+    # The producer stores each problem with the run's timeout filled in where it has none.
+    timeout_s = context.problem.timeout_s or get_settings().timeout_s
+    return run_candidate(program, tests.assertions, timeout_s, **context.options)
+
+
+def host_compared(tests: AssertionTests) -> int:
+    return sum(split(text) is not None for text in tests.assertions)
+
+
+def in_process(tests: AssertionTests) -> int | None:
+    """The number of the first assertion judged in the candidate's process (which --strict-verdicts refuses),
+    or None."""
+    return next((number for number, text in enumerate(tests.assertions, start=1) if split(text) is None), None)
