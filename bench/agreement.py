@@ -164,7 +164,7 @@ def main() -> None:
             runs = {}
             for number, path in enumerate(files):
                 samples = read_samples(path, problems)
-                meta = new_meta(f"ref{number}", args.problems, samples, 3.0, [1])
+                meta = new_meta(f"ref{number}", args.problems, samples, None, [1])
                 submit(client, problems, samples, meta, get_settings().batch_size)
                 runs[meta.run] = (path, meta.n_samples)
             total = sum(n for _, n in runs.values())
@@ -209,7 +209,7 @@ def bigcodebench(workers: int, preload_check: Path, json_out: Path | None, bcb_s
             for number, path in enumerate([*files, preload_check]):
                 samples = read_samples(path, problems)
                 isolation = "fresh" if number == len(files) else "fork"  # fresh: nothing preloaded
-                meta = new_meta(f"bcb{number}", str(problems_path), samples, 3.0, [1], isolation=isolation,
+                meta = new_meta(f"bcb{number}", str(problems_path), samples, None, [1], isolation=isolation,
                                 environment="bigcodebench")  # fmt: skip
                 submit(client, problems, samples, meta, get_settings().batch_size)
                 runs[meta.run] = path

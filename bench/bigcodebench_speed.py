@@ -126,7 +126,7 @@ def run_codeexec(
     """Seconds from submission to the last result; each status; the seconds the samples were charged."""
     began = time.monotonic()
     found = read_samples(samples, problems)
-    meta = new_meta(run, str(PROBLEMS), found, 3.0, [1], isolation="fork", environment="bigcodebench")
+    meta = new_meta(run, str(PROBLEMS), found, None, [1], isolation="fork", environment="bigcodebench")
     submit(client, problems, found, meta, get_settings().batch_size)
     while progress(client, run)[0] < meta.n_samples:
         time.sleep(0.05)

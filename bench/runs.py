@@ -34,14 +34,14 @@ def evaluate(
     samples: Path,
     run: str,
     split: str = "all",
-    timeout_s: float = 3.0,
+    time_limit_s: float | None = None,
     isolation: str | None = None,
 ) -> Evaluated:
     """Submit `samples` as run `run` and wait for every result; timed from the first job stored."""
     problems = load_problems(problems_spec, split)
     sample_set = read_samples(samples, problems)
     meta = new_meta(
-        run, problems_spec, sample_set, timeout_s, [1], split, isolation=isolation or get_settings().isolation
+        run, problems_spec, sample_set, time_limit_s, [1], split, isolation=isolation or get_settings().isolation
     )
     began = time.monotonic()
     submit(client, problems, sample_set, meta, get_settings().batch_size)

@@ -42,7 +42,7 @@ def submitted(client: redis.Redis, run: str, samples: Path) -> float:
     """Submit the samples file as `run`; when it was submitted (time.monotonic())."""
     problems = load_problems(PROBLEMS)
     sample_set = read_samples(samples, problems)
-    meta = new_meta(run, PROBLEMS, sample_set, 3.0, [1])
+    meta = new_meta(run, PROBLEMS, sample_set, None, [1])
     began = time.monotonic()
     submit(client, problems, sample_set, meta, get_settings().batch_size)
     return began

@@ -51,7 +51,7 @@ def one_round(samples: Path) -> dict[str, float]:
         ends.append(time.monotonic())
         sample_set = read_samples(samples, problems)
         run = f"startup-{os.getpid()}"
-        submit(client, problems, sample_set, new_meta(run, "humaneval", sample_set, 3.0, [1], "all"), 16)
+        submit(client, problems, sample_set, new_meta(run, "humaneval", sample_set, None, [1], "all"), 16)
         ends.append(time.monotonic())
         while progress(client, run)[0] < 1:
             time.sleep(0.001)

@@ -88,7 +88,7 @@ def main() -> None:
         problems = load_problems(str(problems_path))
         sample_set = read_samples(samples_path, problems)
         with private_backend(directory, workers=0) as client:
-            meta = new_meta("bench", str(problems_path), sample_set, 3.0, [1, 10, 100])
+            meta = new_meta("bench", str(problems_path), sample_set, None, [1, 10, 100])
             # The Celery app's import and connection, outside the timing.
             enqueue(client, meta.model_copy(update={"run": "warmup"}), [("T/0", 0)], 1)
             consumed(client, "warmup")

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import os
 import sys
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -30,7 +31,6 @@ from pydantic import BaseModel, Field
 from codeexec.producer.backend import backend
 from codeexec.producer.breakdown import breakdown
 from codeexec.producer.compare import Comparison, compare
-from codeexec.producer.competitive import LCB_TIME_LIMIT_S
 from codeexec.producer.html_report import render_comparison, render_run
 from codeexec.producer.inputs import InputError, read_jsonl, write_whole
 from codeexec.producer.persample import SampleResult, with_results
@@ -51,9 +51,8 @@ from codeexec.producer.submit import (
 from codeexec.worker import environments
 from codeexec.worker.judging.kinds import judge_of
 from codeexec.worker.models import JudgeMode, Problem, RunMeta, SampleKind, SuiteTests
-from codeexec.worker.process.runner import clamp_timeout
 from codeexec.worker.queue import keys
-from codeexec.worker.settings import MAX_SUITE_TIMEOUT_S, Settings, get_settings
+from codeexec.worker.settings import Settings, get_settings
 
 Records = Iterable[Mapping[str, Any]]
 
@@ -213,6 +212,8 @@ def prepare(
     settings = get_settings()
     if run:
         check_run_name(run)
+    if timeout_s is not None and not (math.isfinite(timeout_s) and timeout_s > 0):
+        raise InputError(f"timeout_s {timeout_s!r}: expected a positive, finite number of seconds")
     priority = parse_priority(priority)
     given = {}  # the files written of objects, by what their errors call them
     if not isinstance(problems, (str, Path)):
@@ -245,7 +246,7 @@ def prepare(
         name,
         str(problems),
         sample_set,
-        clamp_timeout(timeout_s if timeout_s is not None else settings.timeout_s),
+        timeout_s if timeout_s is not None else settings.timeout_s,
         sorted(set(k)),
         split,
         challenge,
@@ -256,8 +257,6 @@ def prepare(
         judge_mode=judge_mode,
         all_tests=all_tests,
         environment=needed,
-        test_time_limit_s=clamp_timeout(timeout_s) if timeout_s is not None else LCB_TIME_LIMIT_S,
-        suite_time_limit_s=min(timeout_s, MAX_SUITE_TIMEOUT_S) if timeout_s is not None else None,
         min_time_limit_s=min_time_limit_s,
         gt_time_limit_factor=gt_time_limit_factor,
         priority=priority,

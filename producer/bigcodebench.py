@@ -94,7 +94,7 @@ def ground_truth(client: redis.Redis, meta: RunMeta, wait: bool) -> tuple[str, d
     is one run (its name is returned) kept for every later run alike: made here if there is none and
     `wait` (then waited for), else None until it is complete."""
     tasks = sorted(client.hkeys(keys.expected(meta.run)))
-    alike = [meta.problems_sha256, meta.split, tasks, meta.environment, meta.isolation, meta.suite_time_limit_s]
+    alike = [meta.problems_sha256, meta.split, tasks, meta.environment, meta.isolation, meta.time_limit_s]
     name = "gt-" + hashlib.sha256(json.dumps(alike).encode()).hexdigest()[:16]
     if client.get(keys.meta(name)) is None:
         if not wait:
@@ -104,8 +104,8 @@ def ground_truth(client: redis.Redis, meta: RunMeta, wait: bool) -> tuple[str, d
         samples = read_samples(
             write_canonical_samples(meta.problems, get_settings().data_dir / "samples", chosen), chosen
         )
-        truth = new_meta(name, meta.problems, samples, meta.timeout_s, [1], meta.split, isolation=meta.isolation,
-                         environment=meta.environment, suite_time_limit_s=meta.suite_time_limit_s)  # fmt: skip
+        truth = new_meta(name, meta.problems, samples, meta.time_limit_s, [1], meta.split, isolation=meta.isolation,
+                         environment=meta.environment)  # fmt: skip
         submit(client, chosen, samples, truth, get_settings().batch_size)
     done, total = progress(client, name)
     if done < total and wait:

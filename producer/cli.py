@@ -73,9 +73,10 @@ def build_parser() -> argparse.ArgumentParser:
     inputs.add_argument(
         "--timeout",
         type=parse_timeout,
-        help="seconds per candidate, clamped to [0.1, 30] (default 3; a competitive-programming test: its "
-        "problem's own, else 6, LiveCodeBench's; a test file's sample, up to 3600: BigCodeBench's 240); time it "
-        "could run: load does not count",
+        help="the run's time limit of a test, where its problem gives none (default: each kind's: 3 s an "
+        "assertions sample, at most 30; EvalPlus's rule a HumanEval+ call; 6 s a competitive-programming test, "
+        "LiveCodeBench's; 60 s a test file's sample, BigCodeBench's 240, at most 3600); time it could run: load "
+        "does not count (docs/time-limits.md)",
     )
     inputs.add_argument(
         "--hash-seed",

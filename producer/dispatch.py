@@ -293,7 +293,7 @@ def service_meta(settings: Settings) -> RunMeta:
         samples_sha256="",
         n_samples=0,
         n_tasks=0,
-        timeout_s=settings.timeout_s,
+        time_limit_s=settings.timeout_s,
         hash_seed=settings.hash_seed,
         isolation=settings.isolation,
         runner=settings.model_dump(mode="json", include=RUN_SETTINGS),

@@ -219,6 +219,7 @@ class _CodeexecRecord(BaseModel):
     model_config = ConfigDict(extra="allow")  # the Problem's own fields: Problem checks them
 
     assertions: list[str] = Field(min_length=1)
+    timeout_s: float | None = Field(None, gt=0, allow_inf_nan=False, strict=True, description="Its time limit.")
 
 
 class _MultiPLERecord(BaseModel):

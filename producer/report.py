@@ -14,9 +14,12 @@ from pydantic import BaseModel, Field
 from codeexec.producer.intervals import bootstrap_interval
 from codeexec.producer.passk import pass_at_k
 from codeexec.producer.submit import load_meta
+from codeexec.worker.judging import assertions, cases, suites
+from codeexec.worker.judging.context import time_limit
 from codeexec.worker.models import RunMeta
 from codeexec.worker.queue import keys
 from codeexec.worker.result import Outcome
+from codeexec.worker.settings import MAX_TIMEOUT_S
 
 
 class TaskReport(BaseModel):
@@ -45,7 +48,9 @@ class RunReport(BaseModel):
     n_samples: int = Field(description="Samples submitted.")
     n_done: int = Field(description="Samples with a recorded result.")
     outcomes: dict[str, int]
-    timeout_s: float = Field(description="The run's time limit per candidate (time it could run).")
+    timeout_s: float = Field(
+        description="An assertions sample's time limit in the run, where its problem gives none (time it could run)."
+    )
     assertion_tests: bool = Field(True, description="Some problems' tests are assertions, which timeout_s limits.")
     evalplus_limits: tuple[float, float] | None = Field(
         None, description="HumanEval+: a call's limit, max(the first, the second x the canonical solution's time)."
@@ -164,7 +169,7 @@ def build_report(client: redis.Redis, run: str, ks: Sequence[int], intervals: bo
         n_samples=meta.n_samples,
         n_done=done,
         outcomes=outcomes,
-        timeout_s=meta.timeout_s,
+        timeout_s=time_limit(None, meta.time_limit_s, assertions.DEFAULT_TIME_LIMIT_S, MAX_TIMEOUT_S),
         assertion_tests=(
             meta.assertion_tests
             if meta.assertion_tests is not None
@@ -198,13 +203,15 @@ def _natural(task_id: str) -> tuple[str, int, str]:
 
 
 def _suite_limits(meta: RunMeta) -> str:
-    limit = f"{meta.suite_time_limit_s:g} s" if meta.suite_time_limit_s else "the problem set's (BigCodeBench: 240 s)"
+    default = f"{suites.DEFAULT_TIME_LIMIT_S:g} s, BigCodeBench's {suites.BIGCODEBENCH_TIME_LIMIT_S:g} s"
+    limit = f"{meta.time_limit_s:g} s" if meta.time_limit_s else default
     where = f"environment {meta.environment}" if meta.environment else "the workers' own Python"
     posture = "relaxed (programs run, loopback up, no import denylist)" if meta.relaxed else "strict"
-    return f"a sample {limit}; {where}; sandbox posture {posture}"
+    return f"a sample {limit} (or the problem's own); {where}; sandbox posture {posture}"
 
 
 def _case_limits(meta: RunMeta) -> str:
     mode = f"judged in mode {meta.judge_mode}" if meta.judge_mode else "judged in each problem's mode (lcb unless said)"
     stop = "every test run" if meta.all_tests else "to the first failing test"
-    return f"per test {meta.test_time_limit_s:g} s (or the problem's own), {mode}, {stop}"
+    limit = time_limit(None, meta.time_limit_s, cases.DEFAULT_TIME_LIMIT_S)
+    return f"per test {limit:g} s (or the problem's own), {mode}, {stop}"

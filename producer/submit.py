@@ -49,7 +49,7 @@ def new_meta(
     run: str,
     problems: str,
     samples: SampleSet,
-    timeout_s: float,
+    time_limit_s: float | None,
     k: list[int],
     split: str = "all",
     challenge: bool = False,
@@ -61,13 +61,12 @@ def new_meta(
     strict_verdicts: bool = False,
     judge_mode: JudgeMode | None = None,
     all_tests: bool = False,
-    test_time_limit_s: float = 6.0,
-    suite_time_limit_s: float | None = None,
     environment: str | None = None,
     priority: int = 0,
     **settings: object,
 ) -> RunMeta:
-    """The record of a run about to be submitted. `problems`: a problem set's name or a file path."""
+    """The record of a run about to be submitted. `problems`: a problem set's name or a file path;
+    `time_limit_s`: the run's time limit of a test, None for each kind's default (RunMeta.time_limit_s)."""
     return RunMeta(
         run=run,
         created=time.time(),
@@ -80,7 +79,7 @@ def new_meta(
         samples_sha256=samples.sha256,
         n_samples=len(samples.lines),
         n_tasks=len(samples.per_task),
-        timeout_s=timeout_s,
+        time_limit_s=time_limit_s,
         hash_seed=hash_seed,
         isolation=isolation or get_settings().isolation,
         runner=get_settings().model_dump(mode="json", include=RUN_SETTINGS),
@@ -88,8 +87,6 @@ def new_meta(
         strict_verdicts=strict_verdicts,
         judge_mode=judge_mode,
         all_tests=all_tests,
-        test_time_limit_s=test_time_limit_s,
-        suite_time_limit_s=suite_time_limit_s,
         environment=environment,
         priority=priority,
         min_time_limit_s=min_time_limit_s,
@@ -159,13 +156,12 @@ def submit(
 
 
 def store_samples(client: redis.Redis, meta: RunMeta, problems: dict[str, Problem], samples: SampleSet) -> None:
-    """Store each problem once (with the run's timeout where it has none) and each sample without a result."""
+    """Store each problem once and each sample without a result."""
     done: dict[str, set[str]] = {}
     pipe = client.pipeline(transaction=False)
     for task_id, count in samples.per_task.items():
         problem = problems[task_id]
-        stored = problem.model_copy(update={"timeout_s": problem.timeout_s or meta.timeout_s})
-        pipe.hset(keys.problems(meta.run), task_id, stored.model_dump_json())
+        pipe.hset(keys.problems(meta.run), task_id, problem.model_dump_json())
         pipe.hset(keys.expected(meta.run), task_id, count)
         pipe.hkeys(keys.results(meta.run, task_id))
     replies = pipe.execute()

@@ -39,9 +39,9 @@ A, W, T, R, M, OL = (
 
 def meta(**fields: Any) -> RunMeta:
     base: dict[str, Any] = dict(
-        run="r", created=0, problems="p", samples_path="s", samples_sha256="", n_samples=1, n_tasks=1, timeout_s=3
+        run="r", created=0, problems="p", samples_path="s", samples_sha256="", n_samples=1, n_tasks=1
     )
-    return RunMeta(k=[1], **(base | {"test_time_limit_s": 2.0} | fields))
+    return RunMeta(k=[1], **(base | {"time_limit_s": 2.0} | fields))
 
 
 def judge(code: str, tests: CaseTests, **fields: Any) -> RunResult:

@@ -4,12 +4,25 @@ from __future__ import annotations
 
 import inspect
 import typing
+from typing import Any
 
 import pytest
 from pydantic import ValidationError
 
+from codeexec.worker.judging.context import Context, time_limit
 from codeexec.worker.judging.kinds import JUDGES, judge_of
-from codeexec.worker.models import AssertionTests, CaseTests, IOTests, Problem, Script, SuiteTests, Tests
+from codeexec.worker.models import (
+    AssertionTests,
+    CaseTests,
+    IOTests,
+    Problem,
+    RunMeta,
+    Script,
+    SuiteTests,
+    Tests,
+    Truth,
+)
+from codeexec.worker.result import Outcome
 
 #: One test set of each kind, as a problem names it by its kind's field (codeexec's own problems files, and
 #: the problems of runs stored before a problem's tests were one value).
@@ -64,3 +77,79 @@ def test_a_problem_has_tests_of_one_kind() -> None:
 def test_each_kind_counts_its_tests() -> None:
     counts = {kind: Problem.model_validate({"task_id": "t", **fields}).total for kind, fields in BY_FIELD.items()}
     assert counts == {"assertions": 2, "evalplus": 3, "stdin": 2, "call": 1, "suite": 1, "script": 1}
+
+
+# ---- one time limit, resolved one way for every kind --------------------------------------------------
+
+SLEEPS = "import time\ndef f(x=1):\n    time.sleep(1.0)\n    return x\n"
+#: Each kind's tests of a program that takes a second (sleeping: no CPU to wait for, however busy the machine).
+TIMED: dict[str, tuple[str, dict[str, Any]]] = {
+    "assertions": (SLEEPS, {"kind": "assertions", "assertions": ["assert f() == 1"]}),
+    "evalplus": (
+        SLEEPS,
+        {"kind": "evalplus", "entry_point": "f", "solution": "def f(x):\n    return x\n", "base": [[1]]},
+    ),
+    "stdin": (SLEEPS + "print(f(input()))", {"kind": "stdin", "inputs": ["1\n"], "outputs": ["1\n"]}),
+    "call": (SLEEPS, {"kind": "call", "entry_point": "f", "inputs": [[1]], "outputs": [1]}),
+    "suite": (
+        SLEEPS,
+        {"kind": "suite", "framework": "pytest", "code": "def test_f():\n    assert f() == 1\n", "names": ["test_f"]},
+    ),
+}
+
+
+class Truths:
+    """An EvalPlus truth kept for the samples of one test (WorkerStore keeps them in Redis)."""
+
+    def __init__(self) -> None:
+        self.kept: dict[str, Truth] = {}
+
+    def truth(self, run: str, task_id: str) -> Truth | None:
+        return self.kept.get(task_id)
+
+    def keep_truth(self, run: str, task_id: str, truth: Truth) -> Truth:
+        return self.kept.setdefault(task_id, truth)
+
+    def kept_truth(self, key: str) -> Truth | None:
+        return None
+
+    def keep_for_later(self, key: str, truth: Truth) -> None:
+        pass
+
+
+def test_the_rule_is_own_then_the_run_s_then_the_kind_s_within_its_bounds() -> None:
+    assert time_limit(2.0, 5.0, 6.0) == 2.0
+    assert time_limit(None, 5.0, 6.0) == 5.0
+    assert time_limit(None, None, 6.0) == 6.0
+    assert time_limit(None, 100.0, 3.0, most=30.0) == 30.0
+    assert time_limit(0.001, None, 3.0) == 0.1
+
+
+@pytest.mark.parametrize("kind", sorted(TIMED))
+@pytest.mark.parametrize(
+    ("own", "run", "passes"),
+    [(None, 0.2, False), (20.0, 0.2, True), (0.2, 20.0, False)],
+    ids=["the run's", "the problem's over the run's", "the problem's, shorter"],
+)
+def test_every_kind_takes_its_time_limit_by_the_one_rule(
+    kind: str, own: float | None, run: float, passes: bool
+) -> None:
+    program, tests = TIMED[kind]
+    problem = Problem.model_validate({"task_id": "t", "tests": tests | {"time_limit_s": own}})
+    meta = RunMeta(run="r", created=0, problems="p", samples_path="s", samples_sha256="", n_samples=1, n_tasks=1,
+                   k=[1], time_limit_s=run)  # fmt: skip
+    result = JUDGES[kind].judge(program, problem.tests, Context(meta, problem, {}, Truths()))
+    # EvalPlus fails a check whose call runs over its limit ("fail"; "timeout" is a check's budget's).
+    over = Outcome.ASSERTION_FAIL if kind == "evalplus" else Outcome.TIMEOUT
+    assert (result.exit_code, result.score) == ((Outcome.PASS, 1.0) if passes else (over, 0.0)), result
+
+
+def test_older_names_of_the_limits_read_as_the_one_name() -> None:
+    """codeexec's own problems give an assertions problem's limit as timeout_s; a run stored before the one
+    rule kept the run's --timeout as suite_time_limit_s (and its assertions' in each problem)."""
+    problem = Problem.model_validate({"task_id": "t", "assertions": ["assert 1"], "timeout_s": 5})
+    assert problem.tests.time_limit_s == 5 and "timeout_s" not in problem.model_dump()
+    fields = {"run": "r", "created": 0, "problems": "p", "samples_path": "s", "samples_sha256": "", "k": [1]}
+    older = {**fields, "n_samples": 1, "n_tasks": 1, "timeout_s": 3.0, "test_time_limit_s": 6.0}
+    assert RunMeta.model_validate(older).time_limit_s is None
+    assert RunMeta.model_validate(older | {"suite_time_limit_s": 10.0}).time_limit_s == 10.0

@@ -129,7 +129,7 @@ def test_every_job_is_taken_once_and_never_before_a_higher_priority(
 
 
 def meta(run: str, status: str, priority: int) -> str:
-    fields = {"samples_path": "s.jsonl", "samples_sha256": "", "n_samples": 4, "n_tasks": 1, "timeout_s": 3.0}
+    fields = {"samples_path": "s.jsonl", "samples_sha256": "", "n_samples": 4, "n_tasks": 1}
     return RunMeta(
         run=run, created=0.0, problems="p", k=[1], status=status, priority=priority, **fields
     ).model_dump_json()

@@ -26,6 +26,13 @@ class TestSet(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     kind: str = Field(description="Which kind of test set it is: its judge's name (worker/judging/kinds.py).")
+    time_limit_s: float | None = Field(
+        None,
+        gt=0,
+        allow_inf_nan=False,
+        description="The problem's own time limit of each of its tests, which wins over the run's "
+        "(worker/judging/context.py, time_limit(); docs/time-limits.md).",
+    )
 
     @property
     def total(self) -> int:
@@ -107,9 +114,6 @@ class CaseTests(TestSet):
         description="A program defining check(input, expected, actual) -> bool, which decides instead of the "
         "mode's comparison (problems with more than one right answer).",
     )
-    time_limit_s: float | None = Field(
-        None, gt=0, allow_inf_nan=False, description="Each test's own time limit (CodeContests' time_limit)."
-    )
     memory_bytes: int | None = Field(None, gt=0, description="The problem's own memory limit (address space).")
     all_tests: bool | None = Field(
         None, description="Run every test, or stop at the first failure, whatever the run says (a service's batch)."
@@ -171,9 +175,6 @@ class SuiteTests(TestSet):
     calibration: str = Field(
         "", description="Text put before every sample's program (BigCodeBench's code_prompt + '\\n    pass\\n')."
     )
-    time_limit_s: float | None = Field(
-        None, gt=0, allow_inf_nan=False, description="The problem set's limit of a whole sample (BigCodeBench: 240 s)."
-    )
     memory_bytes: int | None = Field(None, gt=0, description="Address space a sample may use beyond its start.")
     data_bytes: int | None = Field(None, gt=0, description="RLIMIT_DATA beyond its start.")
     stack_bytes: int | None = Field(None, gt=0, description="RLIMIT_STACK.")
@@ -207,7 +208,7 @@ class Script(TestSet):
         default_factory=dict, description="Relative path -> base64 content, written before it starts."
     )
     fetch: list[str] = Field(default_factory=list, description="Files read back after it ends (RunResult.files).")
-    time_limit_s: float = Field(gt=0, allow_inf_nan=False, description="Seconds it may be charged.")
+    time_limit_s: float = Field(gt=0, allow_inf_nan=False, description="Seconds it may be charged (its own).")
     memory_bytes: int | None = Field(None, gt=0, description="Address space it may use beyond its start.")
     output_bytes: int = Field(1 << 20, gt=0, description="stdout, and stderr, it may write before it is stopped.")
     relaxed: bool = Field(
@@ -251,16 +252,14 @@ class Problem(BaseModel):
         description="Modules a warm interpreter imports before its forks: what the setup imports, which then "
         "costs no candidate anything (isolation fork).",
     )
-    timeout_s: float | None = Field(
-        None, gt=0, allow_inf_nan=False, strict=True, description="Overrides the run's timeout for this task."
-    )
     entry_point: str | None = None
 
     @model_validator(mode="before")
     @classmethod
     def _tests_by_field(cls, data: Any) -> Any:
-        """A problem that names its tests by the field of their kind ({"assertions": [...]}, {"cases": {...}}):
-        codeexec's own problems files (docs/getting-started.md, docs/competitive.md), and older runs' problems."""
+        """A problem that names its tests by the field of their kind ({"assertions": [...]}, {"cases": {...}}),
+        and its own time limit timeout_s: codeexec's own problems files (docs/getting-started.md,
+        docs/competitive.md), and older runs' problems."""
         if not isinstance(data, dict) or "tests" in data:
             return data
         given = [name for name in _FIELD_KINDS if data.get(name) not in (None, [])]
@@ -272,7 +271,10 @@ class Problem(BaseModel):
         tests = {"assertions": data[field]} if field == "assertions" else data[field]
         if isinstance(tests, dict) and _FIELD_KINDS[field] is not None:
             tests = {**tests, "kind": _FIELD_KINDS[field]}
-        return {name: value for name, value in data.items() if name not in _FIELD_KINDS} | {"tests": tests}
+        if isinstance(tests, dict) and data.get("timeout_s") is not None:  # the problem's own limit, so named there
+            tests = {**tests, "time_limit_s": tests.get("time_limit_s") or data["timeout_s"]}
+        kept = {name: value for name, value in data.items() if name not in _FIELD_KINDS and name != "timeout_s"}
+        return kept | {"tests": tests}
 
     @property
     def total(self) -> int:
@@ -318,7 +320,13 @@ class RunMeta(BaseModel):
     samples_sha256: str
     n_samples: int
     n_tasks: int
-    timeout_s: float
+    time_limit_s: float | None = Field(
+        None,
+        gt=0,
+        allow_inf_nan=False,
+        description="The run's time limit of a test (--timeout, else CODEEXEC_TIMEOUT_S), where its problem gives "
+        "none; None: each kind's default (worker/judging/context.py, time_limit(); docs/time-limits.md).",
+    )
     hash_seed: int = Field(0, description="PYTHONHASHSEED of every candidate of the run.")
     isolation: Literal["fork", "fresh"] = Field(
         "fresh", description="How each candidate's process started: forked from a warm interpreter, or fresh."
@@ -336,8 +344,8 @@ class RunMeta(BaseModel):
     base_tests: bool = Field(False, description="The problems have EvalPlus's base and plus checks (HumanEval+).")
     assertion_tests: bool | None = Field(
         None,
-        description="Some problems' tests are assertions, which the run's timeout_s limits (None: a run of an "
-        "older codeexec, whose problems are of one kind).",
+        description="Some problems' tests are assertions (None: a run of an older codeexec, whose problems are of "
+        "one kind).",
     )
     case_tests: bool = Field(False, description="Some problems have competitive-programming tests.")
     suite_tests: bool = Field(False, description="Some problems' tests are test files (unittest, pytest).")
@@ -349,18 +357,6 @@ class RunMeta(BaseModel):
         False,
         description="Competitive-programming problems: run every test (score: passed / tests), not stop at "
         "the first failure (LiveCodeBench's rule).",
-    )
-    test_time_limit_s: float = Field(
-        6.0,
-        gt=0,
-        description="Competitive-programming problems: a test's time limit where the problem has none "
-        "(--timeout; else LiveCodeBench's 6 s).",
-    )
-    suite_time_limit_s: float | None = Field(
-        None,
-        gt=0,
-        description="Test files (BigCodeBench): a sample's time limit (--timeout), where the run gives one; else "
-        "the problem set's (240 s for BigCodeBench's).",
     )
     strict_verdicts: bool = Field(
         False, description="An assertion the host cannot compare is an error, not run in the candidate's process."
@@ -375,6 +371,15 @@ class RunMeta(BaseModel):
     )
     settings: dict[str, object] = Field(default_factory=dict, description="Producer settings, for the record.")
     version: str = Field("", description="The version of codeexec that submitted the run.")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _older(cls, data: Any) -> Any:
+        """A run stored by an older codeexec named its limits by kind; the one of test files was the run's
+        --timeout, where it gave one (its assertions' is in each problem's timeout_s)."""
+        if isinstance(data, dict) and "time_limit_s" not in data and data.get("suite_time_limit_s") is not None:
+            return data | {"time_limit_s": data["suite_time_limit_s"]}
+        return data
 
 
 def _seconds(value: float) -> float:

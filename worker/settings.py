@@ -130,8 +130,12 @@ class RunnerConfig(BaseModel):
 class Settings(BaseSettings, RunnerConfig):
     model_config = SettingsConfigDict(env_prefix="CODEEXEC_", extra="ignore", frozen=True)
 
-    timeout_s: float = Field(
-        3.0, description="Default per-candidate time limit, clamped to [0.1, 30] (time it could run: timelimit.py)."
+    timeout_s: float | None = Field(
+        None,
+        gt=0,
+        allow_inf_nan=False,
+        description="The run's time limit of a test where the command gives none (--timeout); unset: each kind's "
+        "default (docs/time-limits.md). Time it could run (worker/process/timelimit.py).",
     )
 
     # -- the distributed path ------------------------------------------------------------------

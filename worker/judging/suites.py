@@ -6,29 +6,34 @@ A sample passes when every test ran and none failed or errored: BigCodeBench's r
 module that does not load (a syntax error, an exception at the top level, no TestCases class) a failure,
 and a sample that runs out of time a timeout. Beyond BigCodeBench, each test's own outcome is kept
 (RunResult.tests), so a sample's score is tests passed / tests and a report shows which tests fail most.
-The time limit is the whole sample's, counted as codeexec counts time; BigCodeBench's problem sets give
-240 s, and their memory limits (address space and data 30 GiB, stack 10 MiB) count from what the
-candidate's process starts with (worker/process/runner.py).
+The time limit is the whole sample's, counted as codeexec counts time: the problem's own, else the run's,
+else 60 s (BigCodeBench's harness: its 240 s), at most an hour. BigCodeBench's memory limits (address
+space and data 30 GiB, stack 10 MiB) count from what the candidate's process starts with
+(worker/process/runner.py).
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from codeexec.worker.judging.context import time_limit
 from codeexec.worker.models import SuiteTests
 from codeexec.worker.process.runner import Harness, run_program
 from codeexec.worker.result import Outcome, RunResult
+from codeexec.worker.settings import MAX_SUITE_TIMEOUT_S
 
 if TYPE_CHECKING:
     from codeexec.worker.judging.context import Context
 
-#: A sample's time limit where neither the run nor the problem set gives one.
+#: A sample's time limit where neither its problem nor the run gives one; with BigCodeBench's harness,
+#: BigCodeBench 0.2.5's (bigcodebench/evaluate.py).
 DEFAULT_TIME_LIMIT_S = 60.0
+BIGCODEBENCH_TIME_LIMIT_S = 240.0
 _TRACEBACK_CHARS = 2000  # of each failing test's traceback, its end: BigCodeBench's details keep them whole
 
 
 def judge(program: str, tests: SuiteTests, context: Context) -> RunResult:
-    return run_suite(program, tests, context.meta.suite_time_limit_s, context.options)
+    return run_suite(program, tests, context.meta.time_limit_s, context.options)
 
 
 def host_compared(tests: SuiteTests) -> int:
@@ -51,7 +56,8 @@ def options_for(tests: SuiteTests, options: dict[str, object]) -> dict[str, obje
 
 def run_suite(code: str, tests: SuiteTests, time_limit_s: float | None, options: dict[str, object]) -> RunResult:
     """Run the program and its test file's tests; `time_limit_s`: the run's own (--timeout), if it gave one."""
-    limit = time_limit_s or tests.time_limit_s or DEFAULT_TIME_LIMIT_S
+    default = BIGCODEBENCH_TIME_LIMIT_S if tests.harness == "bigcodebench" else DEFAULT_TIME_LIMIT_S
+    limit = time_limit(tests.time_limit_s, time_limit_s, default, MAX_SUITE_TIMEOUT_S)
     suite = {
         "framework": tests.framework,
         "code": tests.code,
