@@ -11,6 +11,7 @@ ENV PYTHONDONTWRITEBYTECODE=1 \
 WORKDIR /opt/codeexec
 # The package codeexec: this root's __init__.py, with producer/ and worker/ (pyproject.toml maps them).
 COPY pyproject.toml README.md __init__.py py.typed ./
+COPY protocol ./protocol
 COPY worker ./worker
 COPY producer ./producer
 # Non-editable, with the monitoring extra so the same image serves the flower profile. Byte-compile

@@ -34,10 +34,10 @@ _PUBLIC = {
     "run_candidate": "codeexec.worker.process.runner",
     "score_code_exec": "codeexec.worker.judging.program",
     "extract_code": "codeexec.worker.judging.program",
-    "RunResult": "codeexec.worker.result",
-    "Outcome": "codeexec.worker.result",
-    "AssertionOutcome": "codeexec.worker.result",
-    "Settings": "codeexec.worker.settings",
+    "RunResult": "codeexec.protocol.result",
+    "Outcome": "codeexec.protocol.result",
+    "AssertionOutcome": "codeexec.protocol.result",
+    "Settings": "codeexec.protocol.settings",
     "ServiceClient": "codeexec.producer.client",
     "compute_score": "codeexec.producer.client",
     "trl_reward": "codeexec.producer.client",
@@ -91,7 +91,7 @@ if TYPE_CHECKING:
     from codeexec.producer.passk import pass_at_k
     from codeexec.producer.persample import SampleResult
     from codeexec.producer.report import RunReport, TaskReport
+    from codeexec.protocol.result import AssertionOutcome, Outcome, RunResult
+    from codeexec.protocol.settings import Settings
     from codeexec.worker.judging.program import extract_code, score_code_exec
     from codeexec.worker.process.runner import run_candidate
-    from codeexec.worker.result import AssertionOutcome, Outcome, RunResult
-    from codeexec.worker.settings import Settings

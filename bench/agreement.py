@@ -48,7 +48,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from codeexec.producer.agreement import (
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from bench.verdicts import (
     Agreement,
     BigCodeBenchAgreement,
     EvalPlusAgreement,
@@ -62,8 +64,8 @@ from codeexec.producer.problems import load_problems
 from codeexec.producer.report import progress
 from codeexec.producer.samples import read_samples
 from codeexec.producer.submit import new_meta, submit
-from codeexec.worker.models import SuiteTests
-from codeexec.worker.settings import get_settings
+from codeexec.protocol.models import SuiteTests
+from codeexec.protocol.settings import get_settings
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"
 REFERENCE = SHARED / "humaneval-reference"

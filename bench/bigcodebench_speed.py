@@ -39,9 +39,9 @@ from codeexec.producer.problems import load_problems
 from codeexec.producer.report import progress
 from codeexec.producer.samples import read_samples
 from codeexec.producer.submit import new_meta, submit
+from codeexec.protocol.models import Problem
+from codeexec.protocol.settings import get_settings
 from codeexec.worker import environments
-from codeexec.worker.models import Problem
-from codeexec.worker.settings import get_settings
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "data" / "bigcodebench"
 PROBLEMS = SHARED / "problems" / "BigCodeBench-v0.1.0_hf.jsonl.gz"

@@ -54,7 +54,7 @@ from load_invariance import CORES, busy_loops
 
 import codeexec
 from codeexec.producer.problems import load_problems
-from codeexec.worker.models import CaseTests
+from codeexec.protocol.models import CaseTests
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "data" / "competitive"
 APPS = SHARED / "apps-mapcoder"

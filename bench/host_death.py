@@ -29,9 +29,9 @@ from codeexec.producer.report import progress
 from codeexec.producer.samples import read_samples
 from codeexec.producer.server import EmbeddedServer
 from codeexec.producer.submit import new_meta, submit
-from codeexec.worker.queue import keys
+from codeexec.protocol import keys
+from codeexec.protocol.settings import get_settings
 from codeexec.worker.queue.leases import Lease
-from codeexec.worker.settings import get_settings
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -24,10 +24,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from codeexec.producer.inputs import read_jsonl
 from codeexec.producer.problems import humaneval_path, load_problems
+from codeexec.protocol.models import Sample, SampleKind
+from codeexec.protocol.result import Outcome
 from codeexec.worker.judging.program import program_for
-from codeexec.worker.models import Sample, SampleKind
 from codeexec.worker.process.runner import run_candidate
-from codeexec.worker.result import Outcome
 
 ASKS = 200
 

@@ -48,8 +48,8 @@ import redis
 from bench.runs import Evaluated, evaluate
 from codeexec.producer.backend import private_backend
 from codeexec.producer.problems import load_problems, write_canonical_samples
+from codeexec.protocol.settings import get_settings
 from codeexec.worker.judging.assertions import DEFAULT_TIME_LIMIT_S
-from codeexec.worker.settings import get_settings
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"
 CORES = os.cpu_count() or 1

@@ -28,8 +28,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from codeexec.protocol.settings import get_settings
 from codeexec.worker.judging.program import score_code_exec
-from codeexec.worker.settings import get_settings
 
 # A zygote's size without its work: worker/candidate/serve.py loaded, then fork, _exit, reap, answer.
 FORKER = f"""import os, sys

@@ -15,8 +15,8 @@ from codeexec.producer.problems import load_problems
 from codeexec.producer.report import progress
 from codeexec.producer.samples import read_samples
 from codeexec.producer.submit import new_meta, submit
-from codeexec.worker.models import StoredResult
-from codeexec.worker.settings import get_settings
+from codeexec.protocol.models import StoredResult
+from codeexec.protocol.settings import get_settings
 
 
 class Evaluated:

@@ -42,7 +42,7 @@ from typing import Any
 import httpx
 
 from codeexec.producer.problems import load_problems
-from codeexec.worker.models import CaseTests
+from codeexec.protocol.models import CaseTests
 
 APPS = Path(__file__).resolve().parents[2] / "shared" / "data" / "competitive" / "apps-mapcoder"
 VERL_TIMEOUT_S = 30.0  # verl's HTTP timeout: compile_timeout + run_timeout + 10

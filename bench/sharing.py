@@ -33,7 +33,7 @@ from codeexec.producer.problems import load_problems, write_canonical_samples
 from codeexec.producer.report import progress
 from codeexec.producer.samples import read_samples
 from codeexec.producer.submit import new_meta, submit
-from codeexec.worker.settings import get_settings
+from codeexec.protocol.settings import get_settings
 
 PROBLEMS = "humaneval"
 

@@ -42,7 +42,7 @@ def one_round(samples: Path) -> dict[str, float]:
     from codeexec.producer.report import progress
     from codeexec.producer.samples import read_samples
     from codeexec.producer.submit import new_meta, submit
-    from codeexec.worker.settings import get_settings
+    from codeexec.protocol.settings import get_settings
 
     ends = [time.monotonic()]
     with backend(get_settings(), run_jobs=True) as client:

@@ -34,11 +34,11 @@ from codeexec.producer.problems import load_problems
 from codeexec.producer.report import build_report
 from codeexec.producer.samples import read_samples
 from codeexec.producer.submit import enqueue, new_meta, submit
-from codeexec.worker.models import StoredResult
-from codeexec.worker.queue import keys
+from codeexec.protocol import keys
+from codeexec.protocol.models import StoredResult
+from codeexec.protocol.result import Outcome
+from codeexec.protocol.settings import get_settings
 from codeexec.worker.queue.store import WorkerStore
-from codeexec.worker.result import Outcome
-from codeexec.worker.settings import get_settings
 
 # A realistic mix for HumanEval-like sweeps: what a mid-size model's samples end as, with the
 # detail each outcome carries (the longest details are failed assertions with a message).

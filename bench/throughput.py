@@ -42,8 +42,8 @@ from bench.runs import evaluate, stop_warm_workers
 from codeexec.producer.backend import private_backend
 from codeexec.producer.problems import load_problems, write_canonical_samples
 from codeexec.producer.samples import read_samples
+from codeexec.protocol.models import Problem
 from codeexec.worker.judging.program import program_for
-from codeexec.worker.models import Problem
 from codeexec.worker.process.runner import run_candidate
 
 CORES = os.cpu_count() or 1

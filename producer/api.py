@@ -48,11 +48,11 @@ from codeexec.producer.submit import (
     set_priority,
     submit,
 )
+from codeexec.protocol import keys
+from codeexec.protocol.models import JudgeMode, Problem, RunMeta, SampleKind, SuiteTests
+from codeexec.protocol.settings import Settings, get_settings
 from codeexec.worker import environments
 from codeexec.worker.judging.kinds import judge_of
-from codeexec.worker.models import JudgeMode, Problem, RunMeta, SampleKind, SuiteTests
-from codeexec.worker.queue import keys
-from codeexec.worker.settings import Settings, get_settings
 
 Records = Iterable[Mapping[str, Any]]
 

@@ -17,8 +17,8 @@ from codeexec.producer import resident
 from codeexec.producer.inputs import InputError
 from codeexec.producer.server import EmbeddedServer, gone_for_good, runs_lost
 from codeexec.producer.workers import LocalWorkers
+from codeexec.protocol.settings import Settings, embedded_socket, get_settings
 from codeexec.worker.queue.store import connect
-from codeexec.worker.settings import Settings, embedded_socket, get_settings
 
 
 @contextmanager

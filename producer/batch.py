@@ -28,9 +28,9 @@ from fastapi.responses import JSONResponse, StreamingResponse
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from codeexec.producer.dispatch import Dispatch, Overloaded
-from codeexec.worker.models import CaseTests, JudgeMode, Problem, Sample, SampleKind, StoredResult
-from codeexec.worker.queue import keys
-from codeexec.worker.result import Outcome
+from codeexec.protocol import keys
+from codeexec.protocol.models import CaseTests, JudgeMode, Problem, Sample, SampleKind, StoredResult
+from codeexec.protocol.result import Outcome
 
 MAX_SAMPLES = 100_000
 VERL_TESTS = 10  # verl's continuous score counts the first ten tests

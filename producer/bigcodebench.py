@@ -18,11 +18,11 @@ from codeexec.producer.problems import BIGCODEBENCH_HARD, load_problems, write_c
 from codeexec.producer.report import progress
 from codeexec.producer.samples import read_samples
 from codeexec.producer.submit import new_meta, submit
+from codeexec.protocol import keys
+from codeexec.protocol.models import RunMeta, StoredResult, SuiteTests
+from codeexec.protocol.result import Outcome
+from codeexec.protocol.settings import get_settings
 from codeexec.worker.judging.program import program_for
-from codeexec.worker.models import RunMeta, StoredResult, SuiteTests
-from codeexec.worker.queue import keys
-from codeexec.worker.result import Outcome
-from codeexec.worker.settings import get_settings
 
 
 def status(stored: StoredResult) -> tuple[str, dict[str, str]]:

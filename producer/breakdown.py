@@ -13,8 +13,8 @@ from collections.abc import Iterable
 import redis
 from pydantic import BaseModel, Field
 
-from codeexec.worker.queue import keys
-from codeexec.worker.result import Outcome
+from codeexec.protocol import keys
+from codeexec.protocol.result import Outcome
 
 FAILING = (Outcome.TIMEOUT.value, Outcome.ERROR.value)  # what the report's "timeouts and errors" counts
 COMMON = 3  # reasons kept per task

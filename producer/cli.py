@@ -46,11 +46,11 @@ from codeexec.producer.serve import command as serve_command
 from codeexec.producer.server import EmbeddedServer
 from codeexec.producer.submit import cancel, load_meta, resume, set_priority, submit, version
 from codeexec.producer.workers import WORKER_FLAGS, queues
+from codeexec.protocol.models import JudgeMode, Problem, RunMeta, SampleKind
+from codeexec.protocol.settings import get_settings
 from codeexec.worker import environments
-from codeexec.worker.models import JudgeMode, Problem, RunMeta, SampleKind
 from codeexec.worker.queue import leases
 from codeexec.worker.queue.schedule import priority_name
-from codeexec.worker.settings import get_settings
 
 
 def build_parser() -> argparse.ArgumentParser:

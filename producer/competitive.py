@@ -1,6 +1,6 @@
 """Competitive-programming problem files: LiveCodeBench's code-generation rows, APPS and TACO,
 CodeContests, DeepCoder's (rllm) files, LeetCodeDataset, MapCoder's APPS selection, and codeexec's own
-``cases`` shape; each made a Problem with CaseTests (worker/models.py), validated whole.
+``cases`` shape; each made a Problem with CaseTests (protocol/models.py), validated whole.
 
 shape_of() tells them apart by their fields; problem() builds one. A record that is malformed raises
 ValueError (or pydantic's ValidationError) saying what is wrong; producer/problems.py adds the file and
@@ -21,7 +21,7 @@ from typing import Any
 
 from codeexec.producer.checks import split_check
 from codeexec.producer.leetcode import RLLM_PRELOAD, RLLM_SETUP
-from codeexec.worker.models import AssertionTests, CaseTests, Problem
+from codeexec.protocol.models import AssertionTests, CaseTests, Problem
 
 #: What a decoded LiveCodeBench test blob may expand to: its largest private tests are tens of MB.
 _MAX_BLOB_BYTES = 1 << 30

@@ -34,10 +34,10 @@ import redis
 import redis.asyncio
 
 from codeexec.producer.submit import enqueue, version
-from codeexec.worker.models import Problem, RunMeta, Sample, StoredResult
-from codeexec.worker.queue import keys
+from codeexec.protocol import keys
+from codeexec.protocol.models import Problem, RunMeta, Sample, StoredResult
+from codeexec.protocol.settings import RUN_SETTINGS, Settings, get_settings
 from codeexec.worker.queue.store import connect
-from codeexec.worker.settings import RUN_SETTINGS, Settings, get_settings
 
 log = logging.getLogger(__name__)
 

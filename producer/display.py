@@ -15,10 +15,10 @@ from codeexec.producer.backend import restarted, unreachable
 from codeexec.producer.compare import Comparison
 from codeexec.producer.report import RunReport, progress
 from codeexec.producer.submit import enqueue, load_meta, pending_samples
-from codeexec.worker.queue import keys
+from codeexec.protocol import keys
+from codeexec.protocol.settings import get_settings
 from codeexec.worker.queue.leases import Worker, in_flight, workers
 from codeexec.worker.queue.schedule import Schedule, priority_name
-from codeexec.worker.settings import get_settings
 
 # Not a terminal (a log, CI, a pipe): lines as long as they are, never wrapped or cut at 80 columns.
 stderr = Console(stderr=True, width=None if sys.stderr.isatty() else 1000)

@@ -15,8 +15,9 @@ from codeexec.producer import mbppplus
 from codeexec.producer.inputs import InputError, open_text_lines, write_whole
 from codeexec.producer.persample import recorded
 from codeexec.producer.problems import problems_path
+from codeexec.protocol.models import IOTests, RunMeta
+from codeexec.worker.judging.evalplus import inputs_of
 from codeexec.worker.judging.program import program_for
-from codeexec.worker.models import IOTests, RunMeta
 
 
 def write_eval_results(client: redis.Redis, meta: RunMeta, out: Path, samples_path: Path | None = None) -> int:
@@ -34,7 +35,7 @@ def write_eval_results(client: redis.Redis, meta: RunMeta, out: Path, samples_pa
         statuses = {"base": stored.base_status, "plus": stored.plus_status}
         failing = {
             name: _fail_tests(line.task_id, inputs, stored.first_failures.get(name), statuses[name])
-            for name, inputs in problem.tests.checks.items()
+            for name, inputs in inputs_of(problem.tests).items()
         }
         evaluated.setdefault(line.task_id, []).append(
             {

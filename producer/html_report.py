@@ -18,7 +18,7 @@ from codeexec.producer.breakdown import TaskOutcomes
 from codeexec.producer.compare import Comparison
 from codeexec.producer.intervals import LEVEL, RESAMPLES
 from codeexec.producer.report import RunReport
-from codeexec.worker.result import Outcome
+from codeexec.protocol.result import Outcome
 
 OUTCOME_COLOURS = {
     Outcome.PASS.value: "#2e7d32",

@@ -11,9 +11,9 @@ import redis
 
 from codeexec.producer.inputs import InputError, write_whole
 from codeexec.producer.persample import recorded
+from codeexec.protocol.models import RunMeta, StoredResult
+from codeexec.protocol.result import Outcome
 from codeexec.worker.judging.program import program_for
-from codeexec.worker.models import RunMeta, StoredResult
-from codeexec.worker.result import Outcome
 
 #: LiveCodeBench's error codes (lcb_runner/evaluation/testing_util.py) by the letter of the first failing
 #: test's verdict (Verdict.letter): a wrong answer -2, a time limit -3, anything else that went wrong -4.

@@ -12,8 +12,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from codeexec.protocol.models import Oracle
 from codeexec.worker.candidate.values import encode
-from codeexec.worker.models import Oracle
 
 Arguments = list[Any]
 

@@ -17,8 +17,8 @@ import redis
 from codeexec.producer.inputs import InputError, read_jsonl
 from codeexec.producer.problems import load_problems
 from codeexec.producer.samples import SampleLine, read_samples, task_id_of
-from codeexec.worker.models import Problem, RunMeta, StoredResult
-from codeexec.worker.queue import keys
+from codeexec.protocol import keys
+from codeexec.protocol.models import Problem, RunMeta, StoredResult
 
 
 def write_per_sample(client: redis.Redis, meta: RunMeta, out: Path, samples_path: Path | None = None) -> int:

@@ -17,7 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from codeexec.producer import competitive, mbppplus, testfiles
 from codeexec.producer.checks import split_check
 from codeexec.producer.inputs import InputError, open_text_lines, read_jsonl, write_whole
-from codeexec.worker.models import AssertionTests, IOTests, Oracle, Problem
+from codeexec.protocol.models import AssertionTests, IOTests, Oracle, Problem
 
 HUMANEVAL = "humaneval"
 HUMANEVALPLUS = "humanevalplus"

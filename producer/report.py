@@ -14,12 +14,12 @@ from pydantic import BaseModel, Field
 from codeexec.producer.intervals import bootstrap_interval
 from codeexec.producer.passk import pass_at_k
 from codeexec.producer.submit import load_meta
+from codeexec.protocol import keys
+from codeexec.protocol.models import RunMeta
+from codeexec.protocol.result import Outcome
+from codeexec.protocol.settings import MAX_TIMEOUT_S
 from codeexec.worker.judging import assertions, cases, suites
 from codeexec.worker.judging.context import time_limit
-from codeexec.worker.models import RunMeta
-from codeexec.worker.queue import keys
-from codeexec.worker.result import Outcome
-from codeexec.worker.settings import MAX_TIMEOUT_S
 
 
 class TaskReport(BaseModel):

@@ -58,8 +58,8 @@ from codeexec.producer.inputs import InputError
 from codeexec.producer.lifetime import Stopped, stop_on_sigterm
 from codeexec.producer.server import EmbeddedServer
 from codeexec.producer.workers import LocalWorkers
+from codeexec.protocol.settings import WORKER_SETTINGS, get_settings
 from codeexec.worker import environments
-from codeexec.worker.settings import WORKER_SETTINGS, get_settings
 
 ROOT = Path(__file__).resolve().parents[1]
 _LOCK, _STATE, _USERS = "resident.lock", "resident.json", "resident.users"
@@ -128,7 +128,8 @@ class ResidentState(BaseModel):
 
 def code_files(root: Path) -> list[Path]:
     """codeexec's modules under `root` (an installed package, or a checkout), in a fixed order."""
-    return sorted([root / "__init__.py", *root.glob("worker/**/*.py"), *root.glob("producer/**/*.py")])
+    parts = ("protocol", "worker", "producer")
+    return sorted([root / "__init__.py", *(path for part in parts for path in root.glob(f"{part}/**/*.py"))])
 
 
 def _open(data_dir: Path, name: str) -> IO[bytes]:

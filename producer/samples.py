@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from codeexec.producer.inputs import InputError, read_jsonl
-from codeexec.worker.models import Problem, Sample, SampleKind
+from codeexec.protocol.models import Problem, Sample, SampleKind
 
 #: The field holding the sample's code, by format: human-eval, EvalPlus, raw model output.
 SAMPLE_FIELDS = tuple(kind.value for kind in SampleKind)

@@ -13,7 +13,7 @@ from pydantic import ValidationError
 
 from codeexec.producer.backend import backend
 from codeexec.producer.inputs import InputError
-from codeexec.worker.settings import get_settings
+from codeexec.protocol.settings import get_settings
 
 # On SIGTERM, requests in hand get this long to be answered: a /run_code cut short is lost to its client
 # (its job still runs, and is forgotten), a batch is not (its client asks for it again).

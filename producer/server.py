@@ -29,7 +29,7 @@ from redis.retry import Retry
 
 from codeexec.producer.inputs import InputError
 from codeexec.producer.lifetime import dies_with_parent
-from codeexec.worker.settings import embedded_socket
+from codeexec.protocol.settings import embedded_socket
 
 _START_TIMEOUT_S = 30.0
 #: What the keeper did, a line each, in the data directory: read by whoever finds the server gone.

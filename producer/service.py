@@ -32,9 +32,9 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from codeexec.producer import batch
 from codeexec.producer.dispatch import Dispatch, Overloaded
-from codeexec.worker.models import Problem, Sample, SampleKind, Script, StoredResult
+from codeexec.protocol.models import Problem, Sample, SampleKind, Script, StoredResult
+from codeexec.protocol.settings import Settings
 from codeexec.worker.process.workfiles import parts
-from codeexec.worker.settings import Settings
 
 #: SandboxFusion's languages (its server's `Language`, sandbox/runners/types.py): a name outside them is
 #: refused as SandboxFusion refuses it (422); one of them that codeexec does not run is answered as

@@ -16,7 +16,8 @@ import redis
 from codeexec.producer.inputs import InputError
 from codeexec.producer.problems import PROBLEM_SETS, load_problems, problems_path
 from codeexec.producer.samples import SampleSet, read_samples
-from codeexec.worker.models import (
+from codeexec.protocol import keys
+from codeexec.protocol.models import (
     AssertionTests,
     CaseTests,
     IOTests,
@@ -27,9 +28,8 @@ from codeexec.worker.models import (
     SampleKind,
     SuiteTests,
 )
-from codeexec.worker.queue import keys
+from codeexec.protocol.settings import RUN_SETTINGS, get_settings
 from codeexec.worker.queue.schedule import PRIORITIES, Schedule
-from codeexec.worker.settings import RUN_SETTINGS, get_settings
 
 _RUN_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
 _PIPELINE_CHUNK = 5000  # commands per round trip while storing

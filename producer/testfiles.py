@@ -1,5 +1,5 @@
 """Problems whose tests are a test file: BigCodeBench's rows, ClassEval's, and codeexec's own ``test_file``
-shape; each made a Problem with SuiteTests (worker/models.py), the tests it holds found by reading the
+shape; each made a Problem with SuiteTests (protocol/models.py), the tests it holds found by reading the
 file (never by running it).
 
 BigCodeBench (bigcodebench 0.2.5's defaults): its `test` module's TestCases class only, the sample's
@@ -18,7 +18,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from codeexec.worker.models import Problem, SuiteTests
+from codeexec.protocol.models import Problem, SuiteTests
 
 SHAPES = (
     "BigCodeBench's (task_id, complete_prompt, code_prompt, test, entry_point), ClassEval's (task_id, test, "

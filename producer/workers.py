@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 from codeexec.producer.lifetime import dies_with_parent
-from codeexec.worker.queue import keys
+from codeexec.protocol import keys
 
 WORKER_FLAGS = ["--loglevel=WARNING", "--without-mingle", "--without-gossip"]
 

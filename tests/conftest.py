@@ -14,7 +14,7 @@ import redis
 
 from codeexec.producer import resident
 from codeexec.producer.server import EmbeddedServer
-from codeexec.worker.settings import get_settings
+from codeexec.protocol.settings import get_settings
 from helpers import ROOT, Server, Worker, interpreters
 
 # Candidates run under every supported Python the machine has; with CODEEXEC_TEST_CANDIDATES=own, under

@@ -18,8 +18,8 @@ from pathlib import Path
 import httpx
 import redis
 
-from codeexec.worker.models import AssertionTests, Problem, RunMeta
-from codeexec.worker.queue import keys
+from codeexec.protocol import keys
+from codeexec.protocol.models import AssertionTests, Problem, RunMeta
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared" / "data"

@@ -46,7 +46,7 @@ def test_the_api_example_runs(tmp_path: Path) -> None:
 
 def test_bad_samples_given_as_objects_say_which(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("CODEEXEC_DATA_DIR", str(tmp_path))
-    from codeexec.worker.settings import get_settings
+    from codeexec.protocol.settings import get_settings
 
     get_settings.cache_clear()
     with pytest.raises(InputError, match=r"^samples given as objects, record 2: expected exactly one of completion"):
@@ -58,7 +58,7 @@ def test_bad_samples_given_as_objects_say_which(tmp_path: Path, monkeypatch: pyt
 
 def test_problems_and_samples_given_as_objects(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("CODEEXEC_DATA_DIR", str(tmp_path))
-    from codeexec.worker.settings import get_settings
+    from codeexec.protocol.settings import get_settings
 
     get_settings.cache_clear()
     problems, samples, meta = prepare(
@@ -91,7 +91,7 @@ def test_a_process_sends_jobs_to_one_redis_only() -> None:
 API_LIFECYCLE = """
 import json
 from codeexec.producer.api import connect
-from codeexec.worker.queue import keys
+from codeexec.protocol import keys
 
 samples = [{"task_id": "HumanEval/0", "completion": "    return False"} for _ in range(5)]
 with connect(REDIS_URL) as codeexec:  # no workers: the jobs stay queued

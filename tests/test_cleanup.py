@@ -21,12 +21,12 @@ from pathlib import Path
 
 import pytest
 
+from codeexec.protocol.result import RunResult
+from codeexec.protocol.settings import get_settings
 from codeexec.worker.process import proctree
 from codeexec.worker.process.proctree import CandidateTree, become_subreaper, children
 from codeexec.worker.process.runner import run_candidate
 from codeexec.worker.process.zygote import idle_pids as zygote_pids
-from codeexec.worker.result import RunResult
-from codeexec.worker.settings import get_settings
 from helpers import HANG_S, ROOT, processes_with, refusing_interpreter, stress, wait_for_orphans
 
 REPETITIONS = stress(20, 200)

@@ -16,12 +16,12 @@ from test_timelimit import CORES, start_hogs, stop
 import codeexec
 from codeexec.producer.inputs import InputError
 from codeexec.producer.problems import load_problems
+from codeexec.protocol.models import CaseTests, Problem, RunMeta
+from codeexec.protocol.result import Outcome, RunResult, Verdict
 from codeexec.worker.judging import calls, stdio
 from codeexec.worker.judging.cases import Plan
 from codeexec.worker.judging.outputs import same_stdout, same_value
 from codeexec.worker.judging.program import last_python_code, lcb_code
-from codeexec.worker.models import CaseTests, Problem, RunMeta
-from codeexec.worker.result import Outcome, RunResult, Verdict
 from helpers import codeexec as cli
 from helpers import write_jsonl
 

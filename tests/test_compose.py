@@ -26,7 +26,7 @@ import pytest
 import yaml
 
 import system
-from codeexec.worker.queue import keys
+from codeexec.protocol import keys
 from helpers import ROOT, make_suite
 
 STANDINS = ROOT / "tests" / "standins" / "build.sh"
@@ -34,7 +34,7 @@ pytestmark = pytest.mark.once  # in containers: the image's Python
 COMPOSE_VENV = Path("/var/tmp/codeexec-podman-compose")
 PROJECT_FILES = [
     *("Dockerfile", "docker-compose.yml", "pyproject.toml", "README.md"),
-    *("__init__.py", "py.typed", "worker", "producer"),
+    *("__init__.py", "py.typed", "protocol", "worker", "producer"),
 ]
 IMAGE, TESTS_IMAGE = "codeexec-worker", "codeexec-worker-tests"
 PROTECTIONS = ("network", "filesystem", "syscalls", "signals", "capabilities", "pid_namespace")

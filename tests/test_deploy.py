@@ -17,8 +17,8 @@ import redis
 import yaml
 
 from codeexec.producer.cli import build_parser
-from codeexec.worker.queue import keys
-from codeexec.worker.settings import MAX_TIMEOUT_S, Settings
+from codeexec.protocol import keys
+from codeexec.protocol.settings import MAX_TIMEOUT_S, Settings
 from helpers import ROOT, codeexec, make_suite
 
 COMPOSE = yaml.safe_load((ROOT / "docker-compose.yml").read_text())

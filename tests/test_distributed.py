@@ -15,7 +15,7 @@ import pytest
 import redis
 
 from codeexec.producer.server import EmbeddedServer
-from codeexec.worker.queue import keys
+from codeexec.protocol import keys
 from codeexec.worker.queue.leases import in_flight
 from helpers import (
     HANG_S,

@@ -15,10 +15,10 @@ from pathlib import Path
 import pytest
 import redis
 
+from codeexec.protocol.models import SuiteTests
+from codeexec.protocol.result import Outcome
 from codeexec.worker import environments
 from codeexec.worker.judging.suites import run_suite
-from codeexec.worker.models import SuiteTests
-from codeexec.worker.result import Outcome
 from helpers import Worker, wait_done, write_jsonl
 from helpers import codeexec as cli
 

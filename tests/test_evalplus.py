@@ -13,9 +13,9 @@ from test_timelimit import CORES, start_hogs, stop
 
 from codeexec.producer.inputs import InputError
 from codeexec.producer.problems import load_problems
+from codeexec.protocol.models import IOTests, Truth
+from codeexec.protocol.result import Outcome, RunResult
 from codeexec.worker.judging import evalplus
-from codeexec.worker.models import IOTests, Truth
-from codeexec.worker.result import Outcome, RunResult
 from helpers import codeexec, write_jsonl
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "data" / "humanevalplus"

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
+from codeexec.protocol.result import Outcome
 from codeexec.worker.process.runner import run_candidate
-from codeexec.worker.result import Outcome
 
 pytestmark = pytest.mark.usefixtures("isolation")
 # The third one's message is evaluated only if it fails: the host answers its value during the run.

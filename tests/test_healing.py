@@ -16,8 +16,8 @@ import pytest
 import redis
 
 from codeexec.producer import resident
-from codeexec.worker.queue import keys
-from codeexec.worker.settings import embedded_socket
+from codeexec.protocol import keys
+from codeexec.protocol.settings import embedded_socket
 from helpers import ROOT, Server, Suite, assert_exact, codeexec, make_suite, private_env, wait_until
 
 # Each sample sleeps this long once, so that a run of SAMPLES on two workers lasts seconds: the test

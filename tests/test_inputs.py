@@ -14,7 +14,7 @@ import pytest
 from codeexec.producer.inputs import InputError
 from codeexec.producer.problems import load_humaneval, load_problems
 from codeexec.producer.samples import read_samples
-from codeexec.worker.models import Problem, SampleKind
+from codeexec.protocol.models import Problem, SampleKind
 from helpers import SHARED, assertions_of, write_jsonl
 
 PROBLEMS = {tid: Problem(task_id=tid, assertions=["assert True"]) for tid in ("a", "b")}

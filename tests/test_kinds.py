@@ -9,9 +9,7 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from codeexec.worker.judging.context import Context, time_limit
-from codeexec.worker.judging.kinds import JUDGES, judge_of
-from codeexec.worker.models import (
+from codeexec.protocol.models import (
     AssertionTests,
     CaseTests,
     IOTests,
@@ -22,7 +20,9 @@ from codeexec.worker.models import (
     Tests,
     Truth,
 )
-from codeexec.worker.result import Outcome
+from codeexec.protocol.result import Outcome
+from codeexec.worker.judging.context import Context, time_limit
+from codeexec.worker.judging.kinds import JUDGES, judge_of
 
 #: One test set of each kind, as a problem names it by its kind's field (codeexec's own problems files, and
 #: the problems of runs stored before a problem's tests were one value).

@@ -19,7 +19,7 @@ import pytest
 
 import codeexec
 from codeexec.producer import resident
-from codeexec.worker.models import Tests
+from codeexec.protocol.models import Tests
 from helpers import ROOT, Worker, private_env, write_jsonl
 
 # The user's own modules, each with a name codeexec's parts once had or Celery looks for; importing
@@ -102,7 +102,7 @@ def test_the_worker_side_never_loads_the_producer() -> None:
 def module_files() -> dict[str, Path]:
     """Every module of the package, by its dotted name (the root's __init__.py is codeexec)."""
     found = {"codeexec": ROOT / "__init__.py"}
-    for part in ("worker", "producer"):
+    for part in ("protocol", "worker", "producer"):
         for path in sorted((ROOT / part).rglob("*.py")):
             dotted = ".".join(("codeexec", *path.relative_to(ROOT).with_suffix("").parts))
             found[dotted.removesuffix(".__init__")] = path
@@ -200,6 +200,21 @@ def test_the_worker_s_parts_depend_on_each_other_one_way() -> None:
     ]
 
 
+def test_the_protocol_is_neither_side_s() -> None:
+    """protocol/ is what the producer and the worker speak: it imports neither, and both import it."""
+    graph, _ = package_graph()
+    protocol = {name: targets for name, targets in graph.items() if name.startswith("codeexec.protocol")}
+    assert {"codeexec.protocol.models", "codeexec.protocol.keys", "codeexec.protocol.settings"} <= set(protocol)
+    assert not [
+        (name, target)
+        for name, targets in protocol.items()
+        for target in targets
+        if target.startswith(("codeexec.worker", "codeexec.producer"))
+    ]
+    for side in ("codeexec.worker.", "codeexec.producer."):
+        assert any(t.startswith("codeexec.protocol") for n, ts in graph.items() if n.startswith(side) for t in ts)
+
+
 def test_the_candidate_side_imports_only_itself_and_built_in_modules() -> None:
     modules = module_files()
     # What an interpreter has loaded when it starts; the sandbox's _ctypes, where it is on; select and
@@ -239,7 +254,7 @@ def names_in(path: Path) -> set[str]:
 
 
 def test_no_worker_module_outside_judging_names_a_kind_of_test() -> None:
-    """A kind is its model (worker/models.py) and its judge (worker/judging/): the queue, the runner and the
+    """A kind is its model (protocol/models.py) and its judge (worker/judging/): the queue, the runner and the
     candidate side take any kind the same way (worker/judging/kinds.py's table)."""
     kinds = {member.__name__ for member in typing.get_args(typing.get_args(Tests)[0])}
     assert "AssertionTests" in kinds
@@ -248,7 +263,7 @@ def test_no_worker_module_outside_judging_names_a_kind_of_test() -> None:
         for name, path in module_files().items()
         if name.startswith("codeexec.worker.") and not name.startswith("codeexec.worker.judging")
     ]
-    naming = {name: sorted(kinds & names_in(path)) for name, path in outside if name != "codeexec.worker.models"}
+    naming = {name: sorted(kinds & names_in(path)) for name, path in outside if name != "codeexec.protocol.models"}
     assert not {name: used for name, used in naming.items() if used}
 
 

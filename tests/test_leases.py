@@ -13,7 +13,7 @@ from pathlib import Path
 import redis
 from test_distributed import assert_exact, report, submit, wait_done
 
-from codeexec.worker.queue import keys
+from codeexec.protocol import keys
 from codeexec.worker.queue.leases import LEASE_S, in_flight, workers
 from helpers import Worker, codeexec, make_suite, wait_until, write_jsonl
 

@@ -20,8 +20,8 @@ import pytest
 import redis
 
 from codeexec.producer.server import EmbeddedServer
+from codeexec.protocol import keys
 from codeexec.worker.process.proctree import become_subreaper
-from codeexec.worker.queue import keys
 from helpers import HANG_S, ROOT, codeexec, make_suite, processes_with, wait_for_orphans
 
 

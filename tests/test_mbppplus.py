@@ -13,10 +13,10 @@ import pytest
 
 from codeexec.producer.inputs import InputError
 from codeexec.producer.problems import MBPPPLUS_PATH, load_problems
+from codeexec.protocol.models import IOTests, Truth
+from codeexec.protocol.result import Outcome, RunResult
 from codeexec.worker.candidate.values import digest
 from codeexec.worker.judging import evalplus
-from codeexec.worker.models import IOTests, Truth
-from codeexec.worker.result import Outcome, RunResult
 from helpers import codeexec, write_jsonl
 
 both_isolations = pytest.mark.usefixtures("isolation")
@@ -49,13 +49,13 @@ def test_the_bundled_set_is_mbppplus_v0_1_0(mbppplus: dict[str, IOTests]) -> Non
         "Mbpp/581": "surface_area",
         "Mbpp/558": "digit_distance",
     }
-    assert mbppplus["Mbpp/793"].checks["plus"] == []  # the file has {}: no inputs, as EvalPlus reads it
-    assert sum(len(io.checks["base"]) + len(io.checks["plus"]) for io in mbppplus.values()) == 1236 + 42082
+    assert evalplus.inputs_of(mbppplus["Mbpp/793"])["plus"] == []  # the file has {}: no inputs, as EvalPlus reads it
+    assert sum(sum(map(len, evalplus.inputs_of(io).values())) for io in mbppplus.values()) == 1236 + 42082
 
 
 def test_arguments_have_the_types_evalplus_gives_them(mbppplus: dict[str, IOTests]) -> None:
     # The file is JSON; EvalPlus makes tuples, sets and complex numbers of some tasks' arguments.
-    assert mbppplus["Mbpp/2"].checks["base"][0] == [(3, 4, 5, 6), (5, 7, 4, 10)]
+    assert evalplus.inputs_of(mbppplus["Mbpp/2"])["base"][0] == [(3, 4, 5, 6), (5, 7, 4, 10)]
     assert mbppplus["Mbpp/124"].checks["base"][0] == [0.0, 1j]
     assert type(mbppplus["Mbpp/124"].checks["base"][0][0]) is float
     assert mbppplus["Mbpp/252"].checks["base"][0] == [1 + 0j]
@@ -82,7 +82,9 @@ def test_a_file_in_mbppplus_shape_is_recognized(tmp_path: Path) -> None:
     path = write_jsonl(tmp_path / "mbpp.jsonl", [record])
     (problem,) = load_problems(str(path)).values()
     tests = problem.tests
-    assert isinstance(tests, IOTests) and tests.oracle == "set" and tests.checks["base"] == [[(1, 2), (2, 3)]]
+    assert (
+        isinstance(tests, IOTests) and tests.oracle == "set" and evalplus.inputs_of(tests)["base"] == [[(1, 2), (2, 3)]]
+    )
     bad = write_jsonl(tmp_path / "bad.jsonl", [record, record | {"task_id": "Mbpp/124", "base_input": [[1]]}])
     with pytest.raises(InputError, match=r"bad\.jsonl:2: Mbpp/124: an input is not of the form EvalPlus reads"):
         load_problems(str(bad))

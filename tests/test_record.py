@@ -15,9 +15,9 @@ import time
 
 import pytest
 
+from codeexec.protocol.result import Outcome
 from codeexec.worker.process import watch
 from codeexec.worker.process.runner import run_candidate
-from codeexec.worker.result import Outcome
 from helpers import stress
 
 RUNS = stress(10, 100)  # a Python and isolation each

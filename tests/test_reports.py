@@ -23,10 +23,10 @@ from codeexec.producer.api import compare_runs
 from codeexec.producer.display import print_report, stdout
 from codeexec.producer.intervals import bootstrap_interval, fisher_exact, moved
 from codeexec.producer.report import build_report
-from codeexec.worker.models import RunMeta, StoredResult
-from codeexec.worker.queue import keys
+from codeexec.protocol import keys
+from codeexec.protocol.models import RunMeta, StoredResult
+from codeexec.protocol.result import Outcome, RunResult
 from codeexec.worker.queue.store import WorkerStore
-from codeexec.worker.result import Outcome, RunResult
 from helpers import SHARED, codeexec, store_meta, write_jsonl
 
 REFERENCE = SHARED / "humaneval-reference" / "qwen2.5-coder-1.5b-base.jsonl_results.jsonl"

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from codeexec.producer import resident
-from codeexec.worker.settings import RUN_SETTINGS, WORKER_SETTINGS, RunnerConfig, Settings
+from codeexec.protocol.settings import RUN_SETTINGS, WORKER_SETTINGS, RunnerConfig, Settings
 from helpers import ROOT, codeexec, private_env, processes_with
 
 RIGHT = "    return any(abs(a - b) < threshold for i, a in enumerate(numbers) for b in numbers[i + 1 :])\n"

@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
+from codeexec.protocol.result import RunResult
+from codeexec.protocol.settings import DENIED_MODULES, get_settings
 from codeexec.worker.judging.program import score_code_exec
 from codeexec.worker.process.runner import clamp_timeout, run_candidate
-from codeexec.worker.result import RunResult
-from codeexec.worker.settings import DENIED_MODULES, get_settings
 
 ADD = "def add(a, b):\n    return a + b\n"
 CAP = get_settings().output_bytes

@@ -21,10 +21,10 @@ from pathlib import Path
 
 import pytest
 
+from codeexec.protocol.result import RunResult
 from codeexec.worker.candidate.sandbox import PROTECTIONS
 from codeexec.worker.process.proctree import ticks
 from codeexec.worker.process.runner import run_candidate
-from codeexec.worker.result import RunResult
 from helpers import processes_with
 
 pytestmark = pytest.mark.usefixtures("isolation", "candidate_interpreter")

@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from codeexec.worker.models import Job, RunMeta
-from codeexec.worker.queue import keys
+from codeexec.protocol import keys
+from codeexec.protocol.models import Job, RunMeta
 from codeexec.worker.queue.leases import Heart, Lease
 from codeexec.worker.queue.schedule import Schedule
 

@@ -15,7 +15,7 @@ import httpx
 import pytest
 import redis
 
-from codeexec.worker.queue import keys
+from codeexec.protocol import keys
 from helpers import Server, Worker, codeexec, make_suite, submit, wait_done, wait_until
 
 SERVE_RUN = "serve"

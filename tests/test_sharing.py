@@ -19,9 +19,9 @@ from pathlib import Path
 import redis
 
 from codeexec.producer.submit import job_size
-from codeexec.worker.queue import keys
+from codeexec.protocol import keys
+from codeexec.protocol.settings import get_settings
 from codeexec.worker.queue.leases import in_flight
-from codeexec.worker.settings import get_settings
 from helpers import Suite, Worker, assert_exact, codeexec, make_suite, report, submit, wait_done
 
 

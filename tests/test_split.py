@@ -7,9 +7,9 @@ import json
 import pytest
 
 from codeexec.producer.problems import load_problems
+from codeexec.protocol.result import Outcome
 from codeexec.worker.process.runner import run_candidate
 from codeexec.worker.process.split import split
-from codeexec.worker.result import Outcome
 from helpers import assertions_of, codeexec
 
 CHECK = "METADATA = {}\n\ndef check(candidate):\n    ASSERT\n\ncheck(f)\n"

@@ -11,7 +11,7 @@ import fakeredis
 import pytest
 
 from codeexec.producer import display
-from codeexec.worker.queue import keys
+from codeexec.protocol import keys
 from codeexec.worker.queue.leases import Heart
 from helpers import store_meta
 

@@ -6,10 +6,10 @@ import fakeredis
 import pytest
 
 from codeexec.producer.report import build_report
-from codeexec.worker.models import RunMeta, Sample, SampleKind, StoredResult
-from codeexec.worker.queue import keys
+from codeexec.protocol import keys
+from codeexec.protocol.models import RunMeta, Sample, SampleKind, StoredResult
+from codeexec.protocol.result import Outcome
 from codeexec.worker.queue.store import WorkerStore
-from codeexec.worker.result import Outcome
 from helpers import assertions_of, store_meta
 
 RUN = "unit"

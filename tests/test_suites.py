@@ -17,10 +17,10 @@ from codeexec.producer.bigcodebench import status
 from codeexec.producer.inputs import InputError
 from codeexec.producer.problems import BIGCODEBENCH_PATH, load_file, load_problems
 from codeexec.producer.testfiles import problem as suite_problem
+from codeexec.protocol.models import Problem, Sample, SampleKind, StoredResult, SuiteTests
+from codeexec.protocol.result import Outcome, RunResult
 from codeexec.worker.judging.program import program_for
 from codeexec.worker.judging.suites import run_suite
-from codeexec.worker.models import Problem, Sample, SampleKind, StoredResult, SuiteTests
-from codeexec.worker.result import Outcome, RunResult
 from helpers import ROOT, write_jsonl
 from helpers import codeexec as cli
 

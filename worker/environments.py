@@ -2,7 +2,7 @@
 CPython 3.10), in which its candidates run. `codeexec env build` makes one in the data directory
 (producer/environments.py); a worker serves every environment its data directory holds (or those
 CODEEXEC_ENVIRONMENTS names), takes the jobs of runs that need them from their own queues
-(worker/queue/keys.py), and says which it has in its heartbeat, so that `codeexec status` can tell when
+(protocol/keys.py), and says which it has in its heartbeat, so that `codeexec status` can tell when
 no live worker has a run's.
 
     <data_dir>/envs/<name>/venv/               its virtualenv
@@ -17,7 +17,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field, ValidationError
 
-from codeexec.worker.settings import Settings
+from codeexec.protocol.settings import Settings
 
 NAME = re.compile(r"[a-z0-9][a-z0-9_.-]{0,63}")
 MANIFEST = "environment.json"

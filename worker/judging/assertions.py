@@ -13,11 +13,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from codeexec.worker.models import AssertionTests
+from codeexec.protocol.models import AssertionTests
+from codeexec.protocol.result import RunResult
+from codeexec.protocol.settings import MAX_TIMEOUT_S
 from codeexec.worker.process.runner import run_candidate
 from codeexec.worker.process.split import split
-from codeexec.worker.result import RunResult
-from codeexec.worker.settings import MAX_TIMEOUT_S
 
 if TYPE_CHECKING:
     from codeexec.worker.judging.context import Context

@@ -19,11 +19,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from codeexec.protocol.models import CaseTests, JudgeMode, RunMeta
+from codeexec.protocol.result import Outcome, RunResult, Verdict
+from codeexec.protocol.settings import with_preload
 from codeexec.worker.judging.context import time_limit
 from codeexec.worker.judging.outputs import PRELOADS, PRELUDES, excerpt
-from codeexec.worker.models import CaseTests, JudgeMode, RunMeta
-from codeexec.worker.result import Outcome, RunResult, Verdict
-from codeexec.worker.settings import with_preload
 
 #: A test's verdict, as the sample's outcome when it is the first failing one.
 _OUTCOMES = {

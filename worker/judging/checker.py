@@ -14,10 +14,10 @@ from __future__ import annotations
 import marshal
 from typing import Any
 
+from codeexec.protocol.result import Outcome, RunResult
 from codeexec.worker.candidate.values import PLAIN_BYTES, decode
 from codeexec.worker.judging.cases import Plan
 from codeexec.worker.process.runner import Harness, run_program
-from codeexec.worker.result import Outcome, RunResult
 
 ENTRY_POINT = "check"
 _TIME_S = 10.0  # the checker's own time, and as much again for each output it judges

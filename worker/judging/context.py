@@ -7,8 +7,8 @@ import math
 from dataclasses import dataclass
 from typing import Protocol
 
-from codeexec.worker.models import Problem, RunMeta, Truth
-from codeexec.worker.settings import MIN_TIMEOUT_S
+from codeexec.protocol.models import Problem, RunMeta, Truth
+from codeexec.protocol.settings import MIN_TIMEOUT_S
 
 
 def time_limit(own: float | None, run: float | None, default: float, most: float = math.inf) -> float:

@@ -32,13 +32,13 @@ import math
 import os
 from typing import Any
 
+from codeexec.protocol.models import IOTests, Truth
+from codeexec.protocol.result import Check, Outcome, RunResult
+from codeexec.protocol.settings import runner_config
 from codeexec.worker.candidate.values import decode
 from codeexec.worker.judging import oracles
 from codeexec.worker.judging.context import Context, time_limit
-from codeexec.worker.models import IOTests, Truth
 from codeexec.worker.process.runner import Harness, run_program
-from codeexec.worker.result import Check, Outcome, RunResult
-from codeexec.worker.settings import runner_config
 
 CHECKS = ("base", "plus")
 PASS, FAIL, TIMEOUT = "pass", "fail", "timeout"  # EvalPlus's words
@@ -47,6 +47,14 @@ CHECK_SLACK_S = 2.0  # what EvalPlus adds to a check's timeout (fast_check: 1 s,
 TRUTH_TIMEOUT_S = 600.0  # the canonical solution on every input: ~5 s for the slowest task here
 TRUTH_FORMAT = 2  # of Truth and of what the child sends: a change makes every kept truth stale
 _RTOL = 1e-07  # EvalPlus's np.allclose(..., rtol=1e-07)
+
+
+def inputs_of(tests: IOTests) -> dict[str, list[list[Any]]]:
+    """Each check's argument lists, as the entry point is called with them (MBPP+'s typed ones decoded)."""
+    written = {"base": tests.base, "plus": tests.plus}
+    if not tests.typed:
+        return written
+    return {name: [[decode(arg) for arg in args] for args in inputs] for name, inputs in written.items()}
 
 
 def judge(program: str, tests: IOTests, context: Context) -> RunResult:
@@ -76,7 +84,7 @@ def in_process(tests: object) -> None:
 
 def compute_truth(tests: IOTests, options: dict[str, object]) -> Truth | str:
     """Run the canonical solution on every input; a Truth, or why it could not be had."""
-    arguments = tests.checks  # decoded once
+    arguments = inputs_of(tests)  # decoded once
     wanted = [[name, marshal.dumps(inputs), None, None, None, []] for name, inputs in arguments.items()]
     view, _ = oracles.views(tests.oracle)
     io = {"entry_point": tests.entry_point, "plain": oracles.plain_bytes(tests.oracle), "checks": wanted, "view": view}
@@ -137,7 +145,7 @@ def run_sample(
     """Run the program on every input and judge it as EvalPlus does; `run_limit`: the run's time limit of a
     call (--timeout), if it gave one."""
     checks, timeout = [], 0.0
-    arguments = tests.checks  # decoded once (MBPP+'s typed arguments), for the run and for verdicts()
+    arguments = inputs_of(tests)  # decoded once (MBPP+'s typed arguments), for the run and for verdicts()
     atols = {name: tolerances(tests, truth.outputs[name]) for name in arguments}
     decides = oracles.host_decides(tests.oracle)
     for name, inputs in arguments.items():
@@ -162,7 +170,7 @@ def verdicts(
     result: RunResult,
 ) -> RunResult:
     """The run's result with EvalPlus's statuses, the score (inputs passed / inputs) and a verdict;
-    `arguments`: tests.checks, `atols`: each check's tolerances()."""
+    `arguments`: inputs_of(tests), `atols`: each check's tolerances()."""
     if result.exit_code is Outcome.INFRA_ERROR:
         return result
     statuses: dict[str, str] = {}

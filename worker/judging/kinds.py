@@ -1,4 +1,4 @@
-"""The one table of the kinds of test: a problem's tests are one of worker/models.py's test sets, named by
+"""The one table of the kinds of test: a problem's tests are one of protocol/models.py's test sets, named by
 their `kind`, and each kind is judged by one module of worker/judging/, found here.
 
 Every judge has the same entry, ``judge(program, tests, context) -> RunResult``: the program a sample
@@ -8,7 +8,7 @@ result's host_compared); and ``in_process(tests)``: the number of the first asse
 process decides, which a run with --strict-verdicts refuses (None: none is). The queue's task looks the
 judge up here and never asks which kind it has.
 
-Adding a kind is: its model in worker/models.py (a TestSet, in the Tests union), its judge module here,
+Adding a kind is: its model in protocol/models.py (a TestSet, in the Tests union), its judge module here,
 its line in JUDGES, its tests, and its docs page (docs/architecture.md says how).
 """
 
@@ -16,10 +16,10 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
+from codeexec.protocol.models import TestSet
+from codeexec.protocol.result import RunResult
 from codeexec.worker.judging import assertions, calls, evalplus, script, stdio, suites
 from codeexec.worker.judging.context import Context
-from codeexec.worker.models import TestSet
-from codeexec.worker.result import RunResult
 
 
 class Judge(Protocol):

@@ -20,8 +20,8 @@ import json
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
+from codeexec.protocol.models import JudgeMode
 from codeexec.worker.judging import cascade
-from codeexec.worker.models import JudgeMode
 
 # LiveCodeBench's prelude: star imports of these modules, plain imports of all but builtins and typing,
 # then sys.setrecursionlimit(50000). Its driver also lets ints print 50,000 digits (the default 4,300

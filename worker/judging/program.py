@@ -6,9 +6,9 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from codeexec.worker.models import Problem, Sample, SampleKind
+from codeexec.protocol.models import Problem, Sample, SampleKind
+from codeexec.protocol.result import Outcome, RunResult
 from codeexec.worker.process.runner import run_candidate
-from codeexec.worker.result import Outcome, RunResult
 
 _FENCE = re.compile(r"^(?P<indent>[ \t]*)(?P<ticks>`{3,})(?P<info>[^`\n]*)$")
 

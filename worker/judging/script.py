@@ -17,12 +17,12 @@ import base64
 import marshal
 from typing import TYPE_CHECKING
 
-from codeexec.worker.models import Script
+from codeexec.protocol.models import Script
+from codeexec.protocol.result import Outcome, RunResult, ScriptEnd
+from codeexec.protocol.settings import runner_config
 from codeexec.worker.process import workfiles
 from codeexec.worker.process.runner import Harness, run_program
 from codeexec.worker.process.watch import TestEnded
-from codeexec.worker.result import Outcome, RunResult, ScriptEnd
-from codeexec.worker.settings import runner_config
 
 if TYPE_CHECKING:
     from codeexec.worker.judging.context import Context

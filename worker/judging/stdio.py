@@ -17,16 +17,16 @@ from __future__ import annotations
 import marshal
 from typing import TYPE_CHECKING
 
+from codeexec.protocol.models import CaseTests, JudgeMode
+from codeexec.protocol.result import Outcome, RunResult, Verdict
+from codeexec.protocol.settings import runner_config
 from codeexec.worker.judging import checker
 from codeexec.worker.judging.cases import Plan, Tally, wrong
 from codeexec.worker.judging.cases import host_compared as host_compared  # the table's: every output the host's
 from codeexec.worker.judging.cases import in_process as in_process
 from codeexec.worker.judging.outputs import same_stdout
-from codeexec.worker.models import CaseTests, JudgeMode
 from codeexec.worker.process.runner import Harness, run_program
 from codeexec.worker.process.watch import TestEnded
-from codeexec.worker.result import Outcome, RunResult, Verdict
-from codeexec.worker.settings import runner_config
 
 if TYPE_CHECKING:
     from codeexec.worker.judging.context import Context

@@ -16,11 +16,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from codeexec.protocol.models import SuiteTests
+from codeexec.protocol.result import Outcome, RunResult
+from codeexec.protocol.settings import MAX_SUITE_TIMEOUT_S
 from codeexec.worker.judging.context import time_limit
-from codeexec.worker.models import SuiteTests
 from codeexec.worker.process.runner import Harness, run_program
-from codeexec.worker.result import Outcome, RunResult
-from codeexec.worker.settings import MAX_SUITE_TIMEOUT_S
 
 if TYPE_CHECKING:
     from codeexec.worker.judging.context import Context

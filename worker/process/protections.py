@@ -11,10 +11,10 @@ import json
 import logging
 import os
 
+from codeexec.protocol.settings import RunnerConfig, get_settings
 from codeexec.worker.candidate.sandbox import EXEC_PATHS, PROTECTIONS, RELAXED_READ_PATHS, missing
 from codeexec.worker.process.runner import run_candidate
 from codeexec.worker.process.zygote import close_idle
-from codeexec.worker.settings import RunnerConfig, get_settings
 
 #: Every protection a candidate's "started" record reports, in the order they are made.
 NAMES = ("pid_namespace", *PROTECTIONS)

@@ -29,6 +29,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Literal
 
+from codeexec.protocol.result import Outcome, RunResult
+from codeexec.protocol.settings import MAX_TIMEOUT_S, MIN_TIMEOUT_S, RunnerConfig, runner_config
 from codeexec.worker.process import workfiles
 from codeexec.worker.process.proctree import CandidateTree
 from codeexec.worker.process.seccomp import seccomp_filter
@@ -36,8 +38,6 @@ from codeexec.worker.process.split import Split, split
 from codeexec.worker.process.watch import Ending, TestEnded, Watch
 from codeexec.worker.process.zygote import LOST as ZYGOTE_LOST
 from codeexec.worker.process.zygote import Forked, ZygoteLost, zygote
-from codeexec.worker.result import Outcome, RunResult
-from codeexec.worker.settings import MAX_TIMEOUT_S, MIN_TIMEOUT_S, RunnerConfig, runner_config
 
 #: The candidate side's files, which its interpreter loads by path (worker/candidate/__init__.py).
 CANDIDATE_DIR = str(Path(__file__).resolve().parent.parent / "candidate")

@@ -25,8 +25,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
+from codeexec.protocol.result import AssertionOutcome
 from codeexec.worker.candidate.values import decode, digest
-from codeexec.worker.result import AssertionOutcome
 
 
 @dataclass(frozen=True)

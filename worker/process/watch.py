@@ -27,11 +27,11 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ValidationError
 
+from codeexec.protocol.result import AssertionOutcome, Check, Outcome, RunResult, TestOutcome
+from codeexec.protocol.settings import RunnerConfig
 from codeexec.worker.process.split import Split, judge, test
 from codeexec.worker.process.timelimit import Limit
 from codeexec.worker.process.zygote import Forked
-from codeexec.worker.result import AssertionOutcome, Check, Outcome, RunResult, TestOutcome
-from codeexec.worker.settings import RunnerConfig
 
 _RECORD_BYTES = 16 << 20
 _MOST_UNITS = 10_000  # a test file's tests kept: beyond, a pytest parametrization gone wild

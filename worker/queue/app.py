@@ -12,8 +12,8 @@ import sys
 from pathlib import Path
 from types import ModuleType
 
-from codeexec.worker.queue import keys
-from codeexec.worker.settings import get_settings
+from codeexec.protocol import keys
+from codeexec.protocol.settings import get_settings
 
 
 def _installed(name: str) -> ModuleType:

@@ -44,8 +44,8 @@ from contextlib import contextmanager
 import redis
 from pydantic import BaseModel
 
-from codeexec.worker.models import Job, RunMeta
-from codeexec.worker.queue import keys
+from codeexec.protocol import keys
+from codeexec.protocol.models import Job, RunMeta
 from codeexec.worker.queue.schedule import Schedule
 
 log = logging.getLogger(__name__)

@@ -32,8 +32,8 @@ import time
 
 import redis
 
-from codeexec.worker.models import Job
-from codeexec.worker.queue import keys
+from codeexec.protocol import keys
+from codeexec.protocol.models import Job
 
 PRIORITIES = {"high": 10, "normal": 0, "low": -10}
 _JOBS_PER_SCRIPT = 1000  # a million samples are ~60,000 jobs: queued in bounded scripts

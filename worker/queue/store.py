@@ -12,15 +12,15 @@ from redis.backoff import ExponentialBackoff
 from redis.exceptions import BusyLoadingError, ConnectionError, TimeoutError
 from redis.retry import Retry
 
-from codeexec.worker.models import Problem, RunMeta, Sample, StoredResult, Truth
-from codeexec.worker.queue import keys
+from codeexec.protocol import keys
+from codeexec.protocol.models import Problem, RunMeta, Sample, StoredResult, Truth
 
 # One atomic step per result: the first write of (run, task, sample) wins; only that write removes the
 # sample from pending and moves the task's n and c and the run's counters. A redelivered or duplicated
 # job finds the field taken and changes nothing.
 #   KEYS: results, pending, n, c, stats, c_base
 #   ARGV: index, result JSON, task_id, outcome field, in n, passed, done field, protections field (field
-#   names: keys.py; the last may be empty), base check passed (HumanEval+), the counts of tests
+#   names: protocol/keys.py; the last may be empty), base check passed (HumanEval+), the counts of tests
 #   judged in the host and in the candidate's process, each after its field's name, the worker's field,
 #   and the names of the fields of the first and the last result's time (Redis's clock: one for every host),
 #   and the channel told of the result ("": none)
@@ -173,7 +173,7 @@ class WorkerStore:
         """Store the result unless the sample has one already; True if this write counted.
 
         With a pipeline as `client`, the write is queued on it and the return value means nothing.
-        `protections`: the run's stats field that counts what the candidate ran under (keys.py), if any;
+        `protections`: the run's stats field that counts what the candidate ran under (protocol/keys.py), if any;
         `worker`: the stats field that counts the results of the worker process that ran it, if any;
         `channel`: where the result's "task_id<TAB>index" is published once it counts (keys.done()), if anywhere.
         """

@@ -11,19 +11,20 @@ from functools import partial
 
 from celery.signals import worker_init, worker_process_init
 
+from codeexec.protocol import keys
+from codeexec.protocol.models import Problem, StoredResult
+from codeexec.protocol.result import Outcome, RunResult
+from codeexec.protocol.settings import get_settings, with_preload
 from codeexec.worker import environments
 from codeexec.worker.judging.context import Context
 from codeexec.worker.judging.kinds import judge_of
 from codeexec.worker.judging.program import program_for, unclosed_fence
-from codeexec.worker.models import Problem, StoredResult
 from codeexec.worker.process.protections import check_at_start, summary
 from codeexec.worker.process.zygote import LOST as ZYGOTE_LOST
-from codeexec.worker.queue import keys, ticks
+from codeexec.worker.queue import ticks
 from codeexec.worker.queue.app import app
 from codeexec.worker.queue.leases import Heart
 from codeexec.worker.queue.store import WorkerStore, connect
-from codeexec.worker.result import Outcome, RunResult
-from codeexec.worker.settings import get_settings, with_preload
 
 log = logging.getLogger(__name__)
 _stores: dict[int, WorkerStore] = {}

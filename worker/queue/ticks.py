@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import redis
 
-from codeexec.worker.models import Job
-from codeexec.worker.queue import keys
+from codeexec.protocol import keys
+from codeexec.protocol.models import Job
 from codeexec.worker.queue.app import app
 from codeexec.worker.queue.schedule import Schedule
 

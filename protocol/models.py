@@ -7,8 +7,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from codeexec.worker.candidate.values import decode
-from codeexec.worker.result import Outcome, RunResult, ScriptEnd, TestOutcome, human_eval_result
+from codeexec.protocol.result import Outcome, RunResult, ScriptEnd, TestOutcome, human_eval_result
 
 DETAIL_CHARS = 300  # of a result's detail kept in Redis: enough to say why, small enough for 1M results
 
@@ -85,14 +84,6 @@ class IOTests(TestSet):
     @property
     def total(self) -> int:
         return len(self.base) + len(self.plus)
-
-    @property
-    def checks(self) -> dict[str, list[list[Any]]]:
-        """Each check's argument lists, as the entry point is called with them."""
-        written = {"base": self.base, "plus": self.plus}
-        if not self.typed:
-            return written
-        return {name: [[decode(arg) for arg in args] for args in inputs] for name, inputs in written.items()}
 
 
 JudgeMode = Literal["lcb", "exact", "apps", "prime"]
