@@ -56,16 +56,18 @@ def test_the_bundled_set_is_mbppplus_v0_1_0(mbppplus: dict[str, IOTests]) -> Non
 def test_arguments_have_the_types_evalplus_gives_them(mbppplus: dict[str, IOTests]) -> None:
     # The file is JSON; EvalPlus makes tuples, sets and complex numbers of some tasks' arguments.
     assert evalplus.inputs_of(mbppplus["Mbpp/2"])["base"][0] == [(3, 4, 5, 6), (5, 7, 4, 10)]
-    assert mbppplus["Mbpp/124"].checks["base"][0] == [0.0, 1j]
-    assert type(mbppplus["Mbpp/124"].checks["base"][0][0]) is float
-    assert mbppplus["Mbpp/252"].checks["base"][0] == [1 + 0j]
-    assert mbppplus["Mbpp/115"].checks["base"][0] == [[{}, {}, {}]]  # empty lists: {}, a dict, as EvalPlus's
-    assert type(mbppplus["Mbpp/115"].checks["base"][0][0][0]) is dict
-    sets = mbppplus["Mbpp/115"].checks["plus"]
+    assert evalplus.inputs_of(mbppplus["Mbpp/124"])["base"][0] == [0.0, 1j]
+    assert type(evalplus.inputs_of(mbppplus["Mbpp/124"])["base"][0][0]) is float
+    assert evalplus.inputs_of(mbppplus["Mbpp/252"])["base"][0] == [1 + 0j]
+    # Empty lists: {}, a dict, as EvalPlus's.
+    assert evalplus.inputs_of(mbppplus["Mbpp/115"])["base"][0] == [[{}, {}, {}]]
+    assert type(evalplus.inputs_of(mbppplus["Mbpp/115"])["base"][0][0][0]) is dict
+    sets = evalplus.inputs_of(mbppplus["Mbpp/115"])["plus"]
     assert any(isinstance(item, set) for args in sets for item in args[0])
-    assert mbppplus["Mbpp/580"].checks["base"][0] == [(4, 5, (7, 6, (2, 4)), 6, 8)]  # tuples all the way down
-    assert all(type(value) is tuple for value in mbppplus["Mbpp/722"].checks["base"][0][0].values())
-    assert mbppplus["Mbpp/75"].checks["base"][0] == [[(6, 24, 12), (7, 9, 6), (12, 18, 21)], 6]
+    # Tuples all the way down.
+    assert evalplus.inputs_of(mbppplus["Mbpp/580"])["base"][0] == [(4, 5, (7, 6, (2, 4)), 6, 8)]
+    assert all(type(value) is tuple for value in evalplus.inputs_of(mbppplus["Mbpp/722"])["base"][0][0].values())
+    assert evalplus.inputs_of(mbppplus["Mbpp/75"])["base"][0] == [[(6, 24, 12), (7, 9, 6), (12, 18, 21)], 6]
     assert all(io.typed for io in mbppplus.values())
 
 
