@@ -19,18 +19,18 @@ from typing import TYPE_CHECKING
 
 # name -> the module it lives in
 _PUBLIC = {
-    "connect": "codeexec.producer.api",
-    "prepare": "codeexec.producer.api",
-    "Codeexec": "codeexec.producer.api",
-    "Run": "codeexec.producer.api",
-    "RunSummary": "codeexec.producer.api",
-    "SampleResult": "codeexec.producer.persample",
-    "RunReport": "codeexec.producer.report",
-    "TaskReport": "codeexec.producer.report",
-    "Comparison": "codeexec.producer.compare",
-    "Difference": "codeexec.producer.compare",
-    "InputError": "codeexec.producer.inputs",
-    "pass_at_k": "codeexec.producer.passk",
+    "connect": "codeexec.producer.entry.api",
+    "prepare": "codeexec.producer.entry.api",
+    "Codeexec": "codeexec.producer.entry.api",
+    "Run": "codeexec.producer.entry.api",
+    "RunSummary": "codeexec.producer.entry.api",
+    "SampleResult": "codeexec.producer.results.persample",
+    "RunReport": "codeexec.producer.results.report",
+    "TaskReport": "codeexec.producer.results.report",
+    "Comparison": "codeexec.producer.results.compare",
+    "Difference": "codeexec.producer.results.compare",
+    "InputError": "codeexec.producer.inputs.files",
+    "pass_at_k": "codeexec.producer.results.passk",
     "run_candidate": "codeexec.worker.process.runner",
     "score_code_exec": "codeexec.worker.judging.program",
     "extract_code": "codeexec.worker.judging.program",
@@ -38,9 +38,9 @@ _PUBLIC = {
     "Outcome": "codeexec.protocol.result",
     "AssertionOutcome": "codeexec.protocol.result",
     "Settings": "codeexec.protocol.settings",
-    "ServiceClient": "codeexec.producer.client",
-    "compute_score": "codeexec.producer.client",
-    "trl_reward": "codeexec.producer.client",
+    "ServiceClient": "codeexec.producer.service.client",
+    "compute_score": "codeexec.producer.service.client",
+    "trl_reward": "codeexec.producer.service.client",
 }
 
 __all__ = [
@@ -84,13 +84,13 @@ def __dir__() -> list[str]:
 
 
 if TYPE_CHECKING:
-    from codeexec.producer.api import Codeexec, Run, RunSummary, connect, prepare
-    from codeexec.producer.client import ServiceClient, compute_score, trl_reward
-    from codeexec.producer.compare import Comparison, Difference
-    from codeexec.producer.inputs import InputError
-    from codeexec.producer.passk import pass_at_k
-    from codeexec.producer.persample import SampleResult
-    from codeexec.producer.report import RunReport, TaskReport
+    from codeexec.producer.entry.api import Codeexec, Run, RunSummary, connect, prepare
+    from codeexec.producer.inputs.files import InputError
+    from codeexec.producer.results.compare import Comparison, Difference
+    from codeexec.producer.results.passk import pass_at_k
+    from codeexec.producer.results.persample import SampleResult
+    from codeexec.producer.results.report import RunReport, TaskReport
+    from codeexec.producer.service.client import ServiceClient, compute_score, trl_reward
     from codeexec.protocol.result import AssertionOutcome, Outcome, RunResult
     from codeexec.protocol.settings import Settings
     from codeexec.worker.judging.program import extract_code, score_code_exec

@@ -58,11 +58,10 @@ from bench.verdicts import (
     compare_bigcodebench,
     compare_statuses,
 )
-from codeexec.producer.backend import private_backend
-from codeexec.producer.bigcodebench import status
-from codeexec.producer.problems import load_problems
-from codeexec.producer.report import progress
-from codeexec.producer.samples import read_samples
+from codeexec.producer.inputs.problems import load_problems
+from codeexec.producer.inputs.samples import read_samples
+from codeexec.producer.local.backend import private_backend
+from codeexec.producer.results.bigcodebench_results import status
 from codeexec.producer.submit import new_meta, submit
 from codeexec.protocol.models import SuiteTests
 from codeexec.protocol.settings import get_settings
@@ -170,7 +169,7 @@ def main() -> None:
                 submit(client, problems, samples, meta, get_settings().batch_size)
                 runs[meta.run] = (path, meta.n_samples)
             total = sum(n for _, n in runs.values())
-            while (done := sum(progress(client, run)[0] for run in runs)) < total:
+            while (done := sum(runs.progress(client, run)[0] for run in runs)) < total:
                 print(f"\r{done}/{total} samples", end="", file=sys.stderr, flush=True)
                 time.sleep(1)
             elapsed = time.monotonic() - began
@@ -216,7 +215,7 @@ def bigcodebench(workers: int, preload_check: Path, json_out: Path | None, bcb_s
                 submit(client, problems, samples, meta, get_settings().batch_size)
                 runs[meta.run] = path
             total = sum(read_samples(path, problems).lines.__len__() for path in runs.values())
-            while (done := sum(progress(client, run)[0] for run in runs)) < total:
+            while (done := sum(runs.progress(client, run)[0] for run in runs)) < total:
                 print(
                     f"\r{done}/{total} samples, {time.monotonic() - began:.0f} s", end="", file=sys.stderr, flush=True
                 )
@@ -284,8 +283,8 @@ def _eval_results(samples: Path) -> Path:
 
 def _statuses(client: object, run: str, samples: Path) -> list[str | None]:
     """Each sample's BigCodeBench status in the run, in the samples file's order."""
-    from codeexec.producer.inputs import read_jsonl
-    from codeexec.producer.persample import with_results
+    from codeexec.producer.inputs.files import read_jsonl
+    from codeexec.producer.results.persample import with_results
 
     return [status(s.result)[0] if s.result else None for s in with_results(client, run, list(read_jsonl(samples)))]
 

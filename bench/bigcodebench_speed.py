@@ -31,13 +31,13 @@ from pathlib import Path
 
 import redis
 
-from codeexec.producer.backend import private_backend
-from codeexec.producer.bigcodebench import status
-from codeexec.producer.inputs import read_jsonl
-from codeexec.producer.persample import with_results
-from codeexec.producer.problems import load_problems
-from codeexec.producer.report import progress
-from codeexec.producer.samples import read_samples
+from codeexec.producer import runs
+from codeexec.producer.inputs.files import read_jsonl
+from codeexec.producer.inputs.problems import load_problems
+from codeexec.producer.inputs.samples import read_samples
+from codeexec.producer.local.backend import private_backend
+from codeexec.producer.results.bigcodebench_results import status
+from codeexec.producer.results.persample import with_results
 from codeexec.producer.submit import new_meta, submit
 from codeexec.protocol.models import Problem
 from codeexec.protocol.settings import get_settings
@@ -128,7 +128,7 @@ def run_codeexec(
     found = read_samples(samples, problems)
     meta = new_meta(run, str(PROBLEMS), found, None, [1], isolation="fork", environment="bigcodebench")
     submit(client, problems, found, meta, get_settings().batch_size)
-    while progress(client, run)[0] < meta.n_samples:
+    while runs.progress(client, run)[0] < meta.n_samples:
         time.sleep(0.05)
     took = time.monotonic() - began
     results = [s.result for s in with_results(client, run, read_jsonl(samples)) if s.result]

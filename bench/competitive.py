@@ -53,7 +53,7 @@ import lcb_ref
 from load_invariance import CORES, busy_loops
 
 import codeexec
-from codeexec.producer.problems import load_problems
+from codeexec.producer.inputs.problems import load_problems
 from codeexec.protocol.models import CaseTests
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "data" / "competitive"

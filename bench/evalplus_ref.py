@@ -15,7 +15,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from codeexec.producer.problems import HUMANEVALPLUS_PATH, MBPPPLUS_PATH
+from codeexec.producer.inputs.problems import HUMANEVALPLUS_PATH, MBPPPLUS_PATH
 
 VERSION = "0.3.1"
 VENV = Path(tempfile.gettempdir()) / f"codeexec-bench-evalplus-{VERSION}"

@@ -59,7 +59,7 @@ def codeexec_eval(samples: Path, data_dir: Path, cores: int) -> tuple[float, dic
     """The command's wall-clock seconds, its JSON report, and the seconds its samples were charged."""
     environment = os.environ | {"CODEEXEC_DATA_DIR": str(data_dir)}
     per_sample = data_dir / "per-sample.jsonl"
-    command = [sys.executable, "-m", "codeexec.producer.cli", "eval", "--problems", "humanevalplus"]
+    command = [sys.executable, "-m", "codeexec.producer.entry.cli", "eval", "--problems", "humanevalplus"]
     command += ["--samples", str(samples)]
     command += ["--workers", str(cores), "--k", "1", "--json", "--per-sample", str(per_sample)]
     began = time.monotonic()
@@ -97,7 +97,7 @@ def main() -> None:
                 f"plus {report['pass_at_k']['1']:.4f})"
             )
         subprocess.run(
-            [sys.executable, "-m", "codeexec.producer.cli", "stop"],
+            [sys.executable, "-m", "codeexec.producer.entry.cli", "stop"],
             env=os.environ | {"CODEEXEC_DATA_DIR": str(directory / "codeexec")},
             capture_output=True,
         )

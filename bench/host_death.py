@@ -24,10 +24,10 @@ from pathlib import Path
 
 import redis
 
-from codeexec.producer.problems import load_problems
-from codeexec.producer.report import progress
-from codeexec.producer.samples import read_samples
-from codeexec.producer.server import EmbeddedServer
+from codeexec.producer import runs
+from codeexec.producer.inputs.problems import load_problems
+from codeexec.producer.inputs.samples import read_samples
+from codeexec.producer.local.valkey import EmbeddedServer
 from codeexec.producer.submit import new_meta, submit
 from codeexec.protocol import keys
 from codeexec.protocol.settings import get_settings
@@ -38,7 +38,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def start_worker(name: str, url: str, log: Path) -> subprocess.Popen[bytes]:
     return subprocess.Popen(
-        [sys.executable, "-m", "codeexec.producer.cli", "worker", "--concurrency=1", f"--hostname={name}@%h"],
+        [sys.executable, "-m", "codeexec.producer.entry.cli", "worker", "--concurrency=1", f"--hostname={name}@%h"],
         env={**os.environ, "CODEEXEC_REDIS_URL": url},
         cwd=ROOT,
         stdout=log.open("ab"),
@@ -78,7 +78,7 @@ def doomed_leases(client: redis.Redis, main_pid: int) -> list[str]:
 
 
 def wait(client: redis.Redis, run: str, at_least: int) -> int:
-    while (done := progress(client, run)[0]) < at_least:
+    while (done := runs.progress(client, run)[0]) < at_least:
         time.sleep(0.05)
     return done
 
@@ -102,7 +102,7 @@ def main() -> None:
             os.killpg(doomed.pid, signal.SIGKILL)
             killed = time.monotonic()
             doomed.wait()
-            remaining = total - progress(client, "death")[0]
+            remaining = total - runs.progress(client, "death")[0]
             while set(held) & set(client.zrange(keys.LEASES, 0, -1)):
                 time.sleep(0.05)
             taken_over = time.monotonic() - killed

@@ -22,8 +22,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from codeexec.producer.inputs import read_jsonl
-from codeexec.producer.problems import humaneval_path, load_problems
+from codeexec.producer.inputs.files import read_jsonl
+from codeexec.producer.inputs.problems import humaneval_path, load_problems
 from codeexec.protocol.models import Sample, SampleKind
 from codeexec.protocol.result import Outcome
 from codeexec.worker.judging.program import program_for

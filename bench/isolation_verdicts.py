@@ -24,8 +24,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.agreement import MBPP, MBPP_SOLUTIONS, REFERENCE, mbpp_reference
 from bench.runs import Evaluated, evaluate
-from codeexec.producer.backend import private_backend
-from codeexec.producer.problems import load_problems, write_canonical_samples
+from codeexec.producer.inputs.problems import load_problems, write_canonical_samples
+from codeexec.producer.local.backend import private_backend
 
 ARMS = {"isolation": ("fork", "fresh"), "sandbox": ("on", "off")}
 

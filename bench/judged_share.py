@@ -14,7 +14,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.agreement import MBPP
-from codeexec.producer.problems import load_problems
+from codeexec.producer.inputs.problems import load_problems
 from codeexec.protocol.models import AssertionTests
 from codeexec.worker.judging.kinds import judge_of
 from codeexec.worker.process.split import split

@@ -46,8 +46,8 @@ import mbppplus_samples
 import redis
 
 from bench.runs import Evaluated, evaluate
-from codeexec.producer.backend import private_backend
-from codeexec.producer.problems import load_problems, write_canonical_samples
+from codeexec.producer.inputs.problems import load_problems, write_canonical_samples
+from codeexec.producer.local.backend import private_backend
 from codeexec.protocol.settings import get_settings
 from codeexec.worker.judging.assertions import DEFAULT_TIME_LIMIT_S
 

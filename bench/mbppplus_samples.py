@@ -20,8 +20,8 @@ import json
 import sys
 from pathlib import Path
 
-from codeexec.producer.inputs import read_jsonl
-from codeexec.producer.problems import MBPPPLUS_PATH
+from codeexec.producer.inputs.files import read_jsonl
+from codeexec.producer.inputs.problems import MBPPPLUS_PATH
 
 REFLEXION = Path(__file__).resolve().parents[2] / "shared" / "data" / "mbpp" / "reflexion_gpt4_mbpp-py_397.jsonl"
 

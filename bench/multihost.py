@@ -25,7 +25,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))  # test hosts, shared with the test
 
-from codeexec.producer.server import server_binary
+from codeexec.producer.local.valkey import server_binary
 from netns import Network, unavailable
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -58,15 +58,15 @@ def main() -> None:
         samples.write_text(samples.read_text() * args.samples)
 
         def sweep(name: str) -> float:
-            command = [sys.executable, "-m", "codeexec.producer.cli", "eval", "--problems", str(problems), "--samples",
-                       str(samples), "--run", name, "--workers", "0", "--json"]  # fmt: skip
+            command = [sys.executable, "-m", "codeexec.producer.entry.cli", "eval", "--problems", str(problems),
+                       "--samples", str(samples), "--run", name, "--workers", "0", "--json"]  # fmt: skip
             began = time.perf_counter()
             out = net.run("producer", command, env=env, timeout=3600)
             assert out.returncode == 0, out.stderr
             return args.samples / (time.perf_counter() - began)
 
         def with_workers(hosts: dict[str, int], name: str) -> float:
-            command = [sys.executable, "-m", "codeexec.producer.cli", "worker"]
+            command = [sys.executable, "-m", "codeexec.producer.entry.cli", "worker"]
             workers = [
                 net.popen(host, [*command, f"--concurrency={count}"], directory / f"{host}.log", env=env)
                 for host, count in hosts.items()

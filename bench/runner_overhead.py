@@ -2,7 +2,7 @@
 
 - isolation "fresh" against a bare `python -I -c pass` (goal: at most 1.25x);
 - isolation "fork" against a bare fork of a process of the zygote's size: a helper interpreter started
-  like a zygote (worker/candidate/serve.py loaded) that, for each byte it reads from a pipe, forks a child that
+  like a zygote (worker/candidate/warm.py loaded) that, for each byte it reads from a pipe, forks a child that
   _exits at once, reaps it and answers (goal: at most 2x).
 
 Each runner arm is timed with its default settings (a PID namespace and the sandbox where the kernel
@@ -10,10 +10,11 @@ allows them), without the namespace, and without the sandbox (worker/candidate/s
 costs. All arms alternate in one run, so machine noise hits
 them alike; the figures are medians.
 
-    python bench/runner_overhead.py [--rounds 200] [--before CHECKOUT]
+    python bench/runner_overhead.py [--rounds 200] [--before CHECKOUT | --before-python PYTHON]
 
 --before: a checkout of an earlier commit whose modules are top-level `worker` and `producer` (before
-the package was `codeexec`): its `fresh` and `fork` arms are timed beside this tree's, each in a
+the package was `codeexec`); --before-python: an interpreter whose `codeexec` is an earlier commit's (a
+virtualenv it is installed in). Its `fresh` and `fork` arms are timed beside this tree's, each in a
 helper process of its own that times one candidate per request, so both sides pay the same.
 """
 
@@ -31,10 +32,10 @@ from pathlib import Path
 from codeexec.protocol.settings import get_settings
 from codeexec.worker.judging.program import score_code_exec
 
-# A zygote's size without its work: worker/candidate/serve.py loaded, then fork, _exit, reap, answer.
+# A zygote's size without its work: worker/candidate/warm.py loaded, then fork, _exit, reap, answer.
 FORKER = f"""import os, sys
 sys.path[0] = {str(Path(__file__).resolve().parents[1] / "worker" / "candidate")!r}
-import serve
+import warm
 while os.read(0, 1):
     pid = os.fork()
     if pid == 0:
@@ -80,6 +81,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--rounds", type=int, default=200)
     parser.add_argument("--before", type=Path, help="an earlier checkout, timed beside this tree (see above)")
+    parser.add_argument("--before-python", help="an interpreter of an earlier codeexec, timed beside this tree")
     args = parser.parse_args()
 
     interpreter = get_settings().interpreter
@@ -115,10 +117,15 @@ def main() -> None:
         "fresh, no sandbox": runner("fresh", sandbox="off"),
     }
     helpers: list[Helper] = []
-    if args.before:
+    if args.before or args.before_python:
         this = Helper(sys.executable, "from codeexec.worker.judging.program import score_code_exec")
-        old_import = f"sys.path.insert(0, {str(args.before.resolve())!r})\nfrom worker.runner import score_code_exec"
-        before = Helper(sys.executable, old_import)
+        if args.before_python:
+            before = Helper(args.before_python, "from codeexec.worker.judging.program import score_code_exec")
+        else:
+            old_import = (
+                f"sys.path.insert(0, {str(args.before.resolve())!r})\nfrom worker.runner import score_code_exec"
+            )
+            before = Helper(sys.executable, old_import)
         helpers = [this, before]
         for mode in ("fresh", "fork"):
             arms[f"{mode}, this tree (helper)"] = lambda h=this, m=mode: h.time(m)
@@ -145,7 +152,7 @@ def main() -> None:
     print(f"fork:  {ms['fork'] / ms['bare fork']:.2f}x a bare fork of its size (goal <= 2)")
     print(f"fresh: {ms['fresh'] / ms['bare python']:.2f}x a bare python -I -c pass (goal <= 1.25)")
     print(f"fork against fresh: {ms['fresh'] / ms['fork']:.2f}x faster per candidate")
-    if args.before:
+    if helpers:
         for mode in ("fresh", "fork"):
             now, then = ms[f"{mode}, this tree (helper)"], ms[f"{mode}, before (helper)"]
             print(f"{mode}, this tree against {args.before}: {now - then:+.2f} ms ({now:.2f} vs {then:.2f} ms)")

@@ -10,10 +10,10 @@ from pathlib import Path
 
 import redis
 
-from codeexec.producer.persample import with_results
-from codeexec.producer.problems import load_problems
-from codeexec.producer.report import progress
-from codeexec.producer.samples import read_samples
+from codeexec.producer import runs
+from codeexec.producer.inputs.problems import load_problems
+from codeexec.producer.inputs.samples import read_samples
+from codeexec.producer.results.persample import with_results
 from codeexec.producer.submit import new_meta, submit
 from codeexec.protocol.models import StoredResult
 from codeexec.protocol.settings import get_settings
@@ -45,7 +45,7 @@ def evaluate(
     )
     began = time.monotonic()
     submit(client, problems, sample_set, meta, get_settings().batch_size)
-    while progress(client, run)[0] < meta.n_samples:
+    while runs.progress(client, run)[0] < meta.n_samples:
         time.sleep(0.05)
     seconds = time.monotonic() - began
     lines = [json.loads(line) for line in samples.read_text().splitlines()]
@@ -61,4 +61,6 @@ def verdict(result: StoredResult | None) -> str:
 
 def stop_warm_workers(env: dict[str, str]) -> None:
     """`codeexec stop` in the environment's data directory: the resident a benchmark's commands left."""
-    subprocess.run([sys.executable, "-m", "codeexec.producer.cli", "stop"], env=env, check=True, capture_output=True)
+    subprocess.run(
+        [sys.executable, "-m", "codeexec.producer.entry.cli", "stop"], env=env, check=True, capture_output=True
+    )

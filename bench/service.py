@@ -41,7 +41,7 @@ from typing import Any
 
 import httpx
 
-from codeexec.producer.problems import load_problems
+from codeexec.producer.inputs.problems import load_problems
 from codeexec.protocol.models import CaseTests
 
 APPS = Path(__file__).resolve().parents[2] / "shared" / "data" / "competitive" / "apps-mapcoder"
@@ -219,7 +219,7 @@ def codeexec_server(workers: int) -> Iterator[str]:
         command = [
             sys.executable,
             "-m",
-            "codeexec.producer.cli",
+            "codeexec.producer.entry.cli",
             "serve",
             "--port",
             str(port),

@@ -28,10 +28,10 @@ from pathlib import Path
 
 import redis
 
-from codeexec.producer.backend import private_backend
-from codeexec.producer.problems import load_problems, write_canonical_samples
-from codeexec.producer.report import progress
-from codeexec.producer.samples import read_samples
+from codeexec.producer import runs
+from codeexec.producer.inputs.problems import load_problems, write_canonical_samples
+from codeexec.producer.inputs.samples import read_samples
+from codeexec.producer.local.backend import private_backend
 from codeexec.producer.submit import new_meta, submit
 from codeexec.protocol.settings import get_settings
 
@@ -51,7 +51,7 @@ def submitted(client: redis.Redis, run: str, samples: Path) -> float:
 def finished(client: redis.Redis, run: str) -> float:
     """Wait for the run's last result; when it came (time.monotonic(), to within 5 ms)."""
     while True:
-        done, total = progress(client, run)
+        done, total = runs.progress(client, run)
         if done >= total:
             return time.monotonic()
         time.sleep(0.005)
@@ -83,11 +83,11 @@ def main() -> None:
                 figures["big alone"].append(big_n / (finished(client, f"big-alone-{round_}") - began))
 
                 big_began = submitted(client, f"big-{round_}", big_file)
-                while progress(client, f"big-{round_}")[0] < big_n // 4:
+                while runs.progress(client, f"big-{round_}")[0] < big_n // 4:
                     time.sleep(0.005)
                 small_began = submitted(client, f"small-{round_}", small_file)
                 small_ended = finished(client, f"small-{round_}")
-                assert progress(client, f"big-{round_}")[0] < big_n, "big ended before small: make it bigger"
+                assert runs.progress(client, f"big-{round_}")[0] < big_n, "big ended before small: make it bigger"
                 figures["small in big"].append(small_ended - small_began)
                 big_ended = finished(client, f"big-{round_}")
                 figures["big shared"].append(big_n / (big_ended - big_began))

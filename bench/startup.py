@@ -1,5 +1,5 @@
 """Start-up: how long `codeexec eval` on the embedded default takes to its first result, by phase:
-with warm workers (the resident an earlier command left: producer/resident.py), as the first command
+with warm workers (the resident an earlier command left: producer/local/resident.py), as the first command
 on a data directory (it starts the resident), and with warm workers turned off.
 
 Each round runs, in a new interpreter, what `codeexec eval` does before its first sample is
@@ -28,7 +28,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 PHASES = ("imports", "Redis and workers", "problems loaded", "submitted", "first result")
-COMMAND = [sys.executable, "-m", "codeexec.producer.cli", "eval", "--problems", "humaneval"]
+COMMAND = [sys.executable, "-m", "codeexec.producer.entry.cli", "eval", "--problems", "humaneval"]
 MODES = ("warm", "first", "off")
 
 
@@ -36,11 +36,11 @@ def one_round(samples: Path) -> dict[str, float]:
     """In a new interpreter: the phases' ends, in seconds from its start."""
     began = time.monotonic()
     sys.path.insert(0, str(ROOT))
-    import codeexec.producer.cli  # noqa: F401  (what the command imports)
-    from codeexec.producer.backend import backend
-    from codeexec.producer.problems import load_problems
-    from codeexec.producer.report import progress
-    from codeexec.producer.samples import read_samples
+    import codeexec.producer.entry.cli  # noqa: F401  (what the command imports)
+    from codeexec.producer import runs
+    from codeexec.producer.inputs.problems import load_problems
+    from codeexec.producer.inputs.samples import read_samples
+    from codeexec.producer.local.backend import backend
     from codeexec.producer.submit import new_meta, submit
     from codeexec.protocol.settings import get_settings
 
@@ -53,7 +53,7 @@ def one_round(samples: Path) -> dict[str, float]:
         run = f"startup-{os.getpid()}"
         submit(client, problems, sample_set, new_meta(run, "humaneval", sample_set, None, [1], "all"), 16)
         ends.append(time.monotonic())
-        while progress(client, run)[0] < 1:
+        while runs.progress(client, run)[0] < 1:
             time.sleep(0.001)
         ends.append(time.monotonic())
     return {phase: end - began for phase, end in zip(PHASES, ends, strict=True)}

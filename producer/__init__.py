@@ -1,5 +1,5 @@
 """codeexec's producer side: read problems and samples, enqueue jobs, aggregate pass@k."""
 
-from codeexec.producer.passk import pass_at_k
+from codeexec.producer.results.passk import pass_at_k
 
 __all__ = ["pass_at_k"]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import importlib.metadata
+import json
 import re
 import secrets
 import time
@@ -13,9 +14,10 @@ from typing import Literal
 
 import redis
 
-from codeexec.producer.inputs import InputError
-from codeexec.producer.problems import PROBLEM_SETS, load_problems, problems_path
-from codeexec.producer.samples import SampleSet, read_samples
+from codeexec.producer import runs
+from codeexec.producer.inputs.files import InputError
+from codeexec.producer.inputs.problems import PROBLEM_SETS, load_problems, problems_path, write_canonical_samples
+from codeexec.producer.inputs.samples import SampleSet, read_samples
 from codeexec.protocol import keys
 from codeexec.protocol.models import (
     AssertionTests,
@@ -112,13 +114,6 @@ def _sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
-def load_meta(client: redis.Redis, run: str) -> RunMeta:
-    raw = client.get(keys.meta(run))
-    if raw is None:
-        raise InputError(f"no run named {run!r} (codeexec runs lists them)")
-    return RunMeta.model_validate_json(raw)
-
-
 def save_meta(client: redis.Redis, meta: RunMeta) -> None:
     client.set(keys.meta(meta.run), meta.model_dump_json())
 
@@ -146,7 +141,7 @@ def submit(
     meta.status = "stored"
     save_meta(client, meta)
     enqueue(client, meta, [(line.task_id, line.index) for line in samples.lines], batch_size)
-    current = load_meta(client, meta.run)
+    current = runs.meta(client, meta.run)
     if current.status == "cancelled":  # while its jobs were being sent
         Schedule(client, meta.environment).drop(meta.run)
         return current
@@ -219,7 +214,7 @@ def resume(client: redis.Redis, run: str, samples_path: Path | None = None) -> i
     If the producer died while storing the samples, the rest are stored first, from the run's samples
     file (which must be unchanged).
     """
-    meta = load_meta(client, run)
+    meta = runs.meta(client, run)
     if meta.status == "storing":
         problems = load_problems(meta.problems, meta.split, meta.challenge)
         samples = read_samples(samples_path or Path(meta.samples_path), problems, True, meta.treat_as)
@@ -241,7 +236,7 @@ def resume(client: redis.Redis, run: str, samples_path: Path | None = None) -> i
 def cancel(client: redis.Redis, run: str) -> int:
     """Stop the run: its waiting jobs are dropped, the jobs workers hold finish, results are kept
     (`resume` carries on). Returns the number of samples dropped."""
-    meta = load_meta(client, run)
+    meta = runs.meta(client, run)
     meta.status = "cancelled"  # first: from now on a dead worker's job of the run is not sent again
     save_meta(client, meta)
     return Schedule(client, meta.environment).drop(run)
@@ -260,9 +255,28 @@ def parse_priority(priority: int | str) -> int:
         raise InputError(f"priority {priority!r}: expected high, normal, low or a whole number") from None
 
 
+def truth_run(client: redis.Redis, meta: RunMeta, make: bool) -> str:
+    """The run of the canonical solutions of `meta`'s tasks, run as its samples were (problems, environment,
+    isolation, limit): BigCodeBench's ground truth. Like BigCodeBench's cached ground truth it is one run, kept
+    for every later run alike; submitted here if there is none and `make`. Its name."""
+    tasks = sorted(runs.tasks(client, meta.run))
+    alike = [meta.problems_sha256, meta.split, tasks, meta.environment, meta.isolation, meta.time_limit_s]
+    name = "gt-" + hashlib.sha256(json.dumps(alike).encode()).hexdigest()[:16]
+    if make and client.get(keys.meta(name)) is None:
+        problems = load_problems(meta.problems, meta.split, meta.challenge)
+        chosen = {task_id: problems[task_id] for task_id in tasks}
+        samples = read_samples(
+            write_canonical_samples(meta.problems, get_settings().data_dir / "samples", chosen), chosen
+        )
+        how = {"isolation": meta.isolation, "environment": meta.environment}
+        truth = new_meta(name, meta.problems, samples, meta.time_limit_s, [1], meta.split, **how)
+        submit(client, chosen, samples, truth, get_settings().batch_size)
+    return name
+
+
 def set_priority(client: redis.Redis, run: str, priority: int) -> RunMeta:
     """The run's priority from its next job on."""
-    meta = load_meta(client, run)
+    meta = runs.meta(client, run)
     meta.priority = priority
     save_meta(client, meta)
     Schedule(client, meta.environment).reprioritize(run, priority)

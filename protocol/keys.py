@@ -28,7 +28,7 @@ slot and the result write can touch all of them in one Lua script.
                                                service's, whose requests wait for their results)
     codeexec:{run}:requests             zset   the service's tasks (a request, a batch's test set) -> when they
                                                may be forgotten, with their keys (unix seconds)
-    codeexec:{run}:batch:{id}           string a batch of the service (producer/dispatch.py's Batch), as JSON
+    codeexec:{run}:batch:{id}           string a batch of the service (producer/service/dispatch.py's Batch), as JSON
 
 HumanEval+ truths outlive their runs, for later runs of the same tests (worker/judging/evalplus.py):
 

@@ -146,7 +146,7 @@ class Settings(BaseSettings, RunnerConfig):
         300.0,
         ge=0,
         description="How long the private Valkey and the local workers stay up after the last command that used "
-        "them, for the next one to start at once (producer/resident.py); 0: they stop with each command.",
+        "them, for the next one to start at once (producer/local/resident.py); 0: they stop with each command.",
     )
     batch_size: int = Field(16, ge=1, description="Most samples in one job (what a worker takes at a time).")
     environments: list[str] | None = Field(
@@ -161,7 +161,7 @@ class Settings(BaseSettings, RunnerConfig):
         None, gt=0, description="Seconds before an unacknowledged job goes to another worker (default: see below)."
     )
 
-    # -- the HTTP service (codeexec serve: producer/service.py) ---------------------------------
+    # -- the HTTP service (codeexec serve: producer/service/app.py) ---------------------------------
     serve_host: str = Field("127.0.0.1", description="Where the service listens: loopback unless told otherwise.")
     serve_port: int = Field(8080, ge=0, le=65535, description="Its port (SandboxFusion's).")
     serve_token: str | None = Field(
@@ -235,7 +235,7 @@ RUN_SETTINGS = frozenset(
 )
 #: The worker's own: what its host allows and holds (the sandbox, the interpreter and what it preloads, the
 #: environments built there), which a run cannot change. The private Valkey's warm workers are replaced
-#: when a command's differ (producer/resident.py).
+#: when a command's differ (producer/local/resident.py).
 WORKER_SETTINGS = frozenset(
     {
         "interpreter",

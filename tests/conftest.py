@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 import redis
 
-from codeexec.producer import resident
-from codeexec.producer.server import EmbeddedServer
+from codeexec.producer.local import resident
+from codeexec.producer.local.valkey import EmbeddedServer
 from codeexec.protocol.settings import get_settings
 from helpers import ROOT, Server, Worker, interpreters
 
@@ -96,7 +96,7 @@ def start_worker(env: dict[str, str], tmp_path: Path) -> Iterator[Callable[..., 
         log = tmp_path / f"{name}.log"
         process = subprocess.Popen(
             [
-                *(sys.executable, "-m", "codeexec.producer.cli", "worker"),
+                *(sys.executable, "-m", "codeexec.producer.entry.cli", "worker"),
                 *(f"--concurrency={concurrency}", f"--hostname={name}@%h"),
             ],
             env={**env, **(extra_env or {})},

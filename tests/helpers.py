@@ -106,7 +106,7 @@ class Worker:
 def codeexec(env: dict[str, str], *args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
     """Run the codeexec command line as a user would."""
     return subprocess.run(
-        [sys.executable, "-m", "codeexec.producer.cli", *args],
+        [sys.executable, "-m", "codeexec.producer.entry.cli", *args],
         env=env,
         cwd=ROOT,
         capture_output=True,
@@ -331,7 +331,7 @@ class Server:
 
     def start(self) -> Server:
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "codeexec.producer.cli", "serve", "--port", str(self.port), *self.flags],
+            [sys.executable, "-m", "codeexec.producer.entry.cli", "serve", "--port", str(self.port), *self.flags],
             env=self.env,
             cwd=ROOT,
             stdout=self.log.open("ab"),

@@ -1,4 +1,4 @@
-"""The Python API (producer/api.py): the example of docs/reports.md, run as it is written there, on the
+"""The Python API (producer/entry/api.py): the example of docs/reports.md, run as it is written there, on the
 private Valkey it starts itself, with real workers; and the API's own errors."""
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from codeexec.producer.api import prepare
-from codeexec.producer.inputs import InputError
+from codeexec.producer.entry.api import prepare
+from codeexec.producer.inputs.files import InputError
 from helpers import ROOT, assertions_of
 
 
@@ -80,7 +80,7 @@ def test_a_process_sends_jobs_to_one_redis_only() -> None:
     # The Celery app that sends jobs is configured once; a second Redis would silently get none.
     script = (
         "import os\nos.environ['CODEEXEC_REDIS_URL'] = 'redis://127.0.0.1:1/0'\nimport codeexec.worker.queue.app\n"
-        "from codeexec.producer.api import connect\nfrom codeexec.producer.inputs import InputError\n"
+        "from codeexec.producer.entry.api import connect\nfrom codeexec.producer.inputs.files import InputError\n"
         "try:\n    with connect('redis://127.0.0.1:2/0'):\n        print('connected')\n"
         "except InputError as exc:\n    print('refused:', exc)\n"
     )
@@ -90,7 +90,7 @@ def test_a_process_sends_jobs_to_one_redis_only() -> None:
 
 API_LIFECYCLE = """
 import json
-from codeexec.producer.api import connect
+from codeexec.producer.entry.api import connect
 from codeexec.protocol import keys
 
 samples = [{"task_id": "HumanEval/0", "completion": "    return False"} for _ in range(5)]

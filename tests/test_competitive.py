@@ -14,8 +14,8 @@ import pytest
 from test_timelimit import CORES, start_hogs, stop
 
 import codeexec
-from codeexec.producer.inputs import InputError
-from codeexec.producer.problems import load_problems
+from codeexec.producer.inputs.files import InputError
+from codeexec.producer.inputs.problems import load_problems
 from codeexec.protocol.models import CaseTests, Problem, RunMeta
 from codeexec.protocol.result import Outcome, RunResult, Verdict
 from codeexec.worker.judging import calls, stdio

@@ -12,7 +12,7 @@ from kombu import Connection, Queue
 from kombu.common import Broadcast
 from kombu.message import Message
 
-from codeexec.producer.server import EmbeddedServer
+from codeexec.producer.local.valkey import EmbeddedServer
 from codeexec.worker.queue.consumer import Consumer
 
 

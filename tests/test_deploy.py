@@ -16,7 +16,7 @@ import pytest
 import redis
 import yaml
 
-from codeexec.producer.cli import build_parser
+from codeexec.producer.entry.cli import build_parser
 from codeexec.protocol import keys
 from codeexec.protocol.settings import MAX_TIMEOUT_S, Settings
 from helpers import ROOT, codeexec, make_suite

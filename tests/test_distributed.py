@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 import redis
 
-from codeexec.producer.server import EmbeddedServer
+from codeexec.producer.local.valkey import EmbeddedServer
 from codeexec.protocol import keys
 from codeexec.worker.queue.leases import in_flight
 from helpers import (
@@ -189,10 +189,10 @@ def test_a_duplicated_delivery_is_counted_once(
     submit(env, suite, "dup")
     # Every job sent a second time, as a broker redelivery would.
     script = (
-        "from codeexec.producer.submit import enqueue, load_meta, pending_samples\n"
+        "from codeexec.producer import runs\nfrom codeexec.producer.submit import enqueue, pending_samples\n"
         "from codeexec.worker.queue.store import connect\n"
         "import os\nclient = connect(os.environ['CODEEXEC_REDIS_URL'])\nrefs = pending_samples(client, 'dup')\n"
-        "assert len(refs) == 12, refs\nenqueue(client, load_meta(client, 'dup'), refs, 16)\n"
+        "assert len(refs) == 12, refs\nenqueue(client, runs.meta(client, 'dup'), refs, 16)\n"
     )
     out = subprocess.run([sys.executable, "-c", script], env=env, cwd=ROOT, capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
@@ -269,7 +269,7 @@ def test_resume_after_the_producer_was_killed(
     script = (
         "import os, signal\nimport codeexec.producer.submit as s\ns._PIPELINE_CHUNK = 100\n"
         + DIE_DURING[when]
-        + f"from codeexec.producer.cli import main\nmain({submit_argv!r})\n"
+        + f"from codeexec.producer.entry.cli import main\nmain({submit_argv!r})\n"
     )
     died = subprocess.run([sys.executable, "-c", script], env=env, cwd=ROOT, capture_output=True)
     assert died.returncode == -signal.SIGKILL, died.stderr

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from codeexec.producer import resident
+from codeexec.producer.local import resident
 from helpers import ROOT
 
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]

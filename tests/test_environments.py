@@ -1,4 +1,4 @@
-"""Environments (worker/environments.py, producer/environments.py): one built from PyPI into a data
+"""Environments (worker/environments.py, producer/local/venvs.py): one built from PyPI into a data
 directory, its candidates run in it and find its modules preloaded in fork mode, and only workers that
 have it take a run's jobs. A small environment stands in for BigCodeBench's (bench/ builds that one)."""
 

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 from test_timelimit import CORES, start_hogs, stop
 
-from codeexec.producer.inputs import InputError
-from codeexec.producer.problems import load_problems
+from codeexec.producer.inputs.files import InputError
+from codeexec.producer.inputs.problems import load_problems
 from codeexec.protocol.models import IOTests, Truth
 from codeexec.protocol.result import Outcome, RunResult
 from codeexec.worker.judging import evalplus

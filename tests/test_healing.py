@@ -1,4 +1,4 @@
-"""The private Valkey that dies (producer/server.py's keeper): SIGKILLed mid-run, while idle, under `serve`
+"""The private Valkey that dies (producer/local/valkey.py's keeper): SIGKILLed mid-run, while idle, under `serve`
 mid-batch, and where it cannot be started again. Real commands, a real Valkey, real Celery workers."""
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import httpx
 import pytest
 import redis
 
-from codeexec.producer import resident
+from codeexec.producer.local import resident
 from codeexec.protocol import keys
 from codeexec.protocol.settings import embedded_socket
 from helpers import ROOT, Server, Suite, assert_exact, codeexec, make_suite, private_env, wait_until
@@ -57,7 +57,7 @@ def done_of(data_dir: Path, run: str) -> int:
 
 def eval_in_background(env: dict[str, str], suite: Suite, run: str) -> subprocess.Popen[str]:
     return subprocess.Popen(
-        [*(sys.executable, "-m", "codeexec.producer.cli", "eval", "--problems", str(suite.problems)),
+        [*(sys.executable, "-m", "codeexec.producer.entry.cli", "eval", "--problems", str(suite.problems)),
          *("--samples", str(suite.samples), "--run", run, "--k", "1,2", "--json")],
         env=env, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )  # fmt: skip

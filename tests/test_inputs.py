@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from codeexec.producer.inputs import InputError
-from codeexec.producer.problems import load_humaneval, load_problems
-from codeexec.producer.samples import read_samples
+from codeexec.producer.inputs.files import InputError
+from codeexec.producer.inputs.problems import load_humaneval, load_problems
+from codeexec.producer.inputs.samples import read_samples
 from codeexec.protocol.models import Problem, SampleKind
 from helpers import SHARED, assertions_of, write_jsonl
 
@@ -242,5 +242,7 @@ def test_a_json_error_names_its_line_and_column(tmp_path: Path) -> None:
 
 
 def test_the_version_is_the_installed_one() -> None:
-    done = subprocess.run([sys.executable, "-m", "codeexec.producer.cli", "--version"], capture_output=True, text=True)
+    done = subprocess.run(
+        [sys.executable, "-m", "codeexec.producer.entry.cli", "--version"], capture_output=True, text=True
+    )
     assert done.returncode == 0 and done.stdout == f"codeexec {importlib.metadata.version('codeexec')}\n"

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 import codeexec
-from codeexec.producer import resident
+from codeexec.producer.local import resident
 from codeexec.protocol.models import Tests
 from helpers import ROOT, Worker, private_env, write_jsonl
 

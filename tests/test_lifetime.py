@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 import redis
 
-from codeexec.producer.server import EmbeddedServer
+from codeexec.producer.local.valkey import EmbeddedServer
 from codeexec.protocol import keys
 from codeexec.worker.process.proctree import become_subreaper
 from helpers import HANG_S, ROOT, codeexec, make_suite, processes_with, wait_for_orphans
@@ -39,7 +39,7 @@ def env(tmp_path: Path) -> dict[str, str]:
 
 def start(env: dict[str, str], *args: str) -> subprocess.Popen[str]:
     return subprocess.Popen(
-        [sys.executable, "-m", "codeexec.producer.cli", *args],
+        [sys.executable, "-m", "codeexec.producer.entry.cli", *args],
         env=env,
         cwd=ROOT,
         stdout=subprocess.PIPE,

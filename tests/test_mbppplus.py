@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from codeexec.producer.inputs import InputError
-from codeexec.producer.problems import MBPPPLUS_PATH, load_problems
+from codeexec.producer.inputs.files import InputError
+from codeexec.producer.inputs.problems import MBPPPLUS_PATH, load_problems
 from codeexec.protocol.models import IOTests, Truth
 from codeexec.protocol.result import Outcome, RunResult
 from codeexec.worker.candidate.values import digest

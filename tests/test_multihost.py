@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from codeexec.producer.server import server_binary
+from codeexec.producer.local.valkey import server_binary
 from helpers import make_suite
 from netns import Network, unavailable
 
@@ -48,7 +48,9 @@ def codeexec_env(net: Network) -> dict[str, str]:
 
 
 def codeexec_in(net: Network, host: str, *args: str, timeout: float = 60) -> str:
-    out = net.run(host, [sys.executable, "-m", "codeexec.producer.cli", *args], env=codeexec_env(net), timeout=timeout)
+    out = net.run(
+        host, [sys.executable, "-m", "codeexec.producer.entry.cli", *args], env=codeexec_env(net), timeout=timeout
+    )
     assert out.returncode == 0, out.stderr
     return out.stdout
 
@@ -63,7 +65,14 @@ def test_a_sweep_across_two_worker_hosts_survives_losing_one(network: Network, t
     workers = {
         host: network.popen(
             host,
-            [sys.executable, "-m", "codeexec.producer.cli", "worker", "--concurrency=1", f"--hostname={host}@test"],
+            [
+                sys.executable,
+                "-m",
+                "codeexec.producer.entry.cli",
+                "worker",
+                "--concurrency=1",
+                f"--hostname={host}@test",
+            ],
             tmp_path / f"{host}.log",
             env={**codeexec_env(network), "CODEEXEC_SANDBOX": "off"},  # the ppid log is outside their directory
         )

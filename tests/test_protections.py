@@ -70,7 +70,7 @@ def test_a_worker_logs_its_protections_and_does_not_start_without_required_ones(
         assert time.monotonic() < hang, worker.log.read_text()
         time.sleep(0.05)
     refused = subprocess.run(
-        [sys.executable, "-m", "codeexec.producer.cli", "worker", "--concurrency=1"],
+        [sys.executable, "-m", "codeexec.producer.entry.cli", "worker", "--concurrency=1"],
         env={**env, "CODEEXEC_INTERPRETER": refusing, "CODEEXEC_SANDBOX": "require"},
         cwd=ROOT,
         capture_output=True,

@@ -1,5 +1,5 @@
-"""Reports people look at and comparisons between runs (producer/html_report.py, producer/compare.py,
-producer/intervals.py), through the command line, with a real Valkey and real workers; the HTML page
+"""Reports people look at and comparisons between runs (producer/results/html_report.py, producer/results/compare.py,
+producer/results/intervals.py), through the command line, with a real Valkey and real workers; the HTML page
 read back, and rendered by a real headless browser."""
 
 from __future__ import annotations
@@ -19,10 +19,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import system
-from codeexec.producer.api import compare_runs
-from codeexec.producer.display import print_report, stdout
-from codeexec.producer.intervals import bootstrap_interval, fisher_exact, moved
-from codeexec.producer.report import build_report
+from codeexec.producer.entry.api import compare_runs
+from codeexec.producer.entry.display import print_report, stdout
+from codeexec.producer.results.intervals import bootstrap_interval, fisher_exact, moved
+from codeexec.producer.results.report import build_report
 from codeexec.protocol import keys
 from codeexec.protocol.models import RunMeta, StoredResult
 from codeexec.protocol.result import Outcome, RunResult

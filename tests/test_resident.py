@@ -1,4 +1,4 @@
-"""Warm workers (producer/resident.py): kept between commands on the embedded default, and gone when
+"""Warm workers (producer/local/resident.py): kept between commands on the embedded default, and gone when
 they should be: after the idle period, on Ctrl-C, on `codeexec stop`, and when the code or the
 settings they were started with change. Real commands, a real Valkey and real Celery workers."""
 
@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from codeexec.producer import resident
+from codeexec.producer.local import resident
 from codeexec.protocol.settings import RUN_SETTINGS, WORKER_SETTINGS, RunnerConfig, Settings
 from helpers import ROOT, codeexec, private_env, processes_with
 
@@ -24,7 +24,7 @@ WRONG = "    return False\n"
 # A candidate that waits for a file the test never writes: the run cannot finish on its own before
 # the test interrupts it (six of them at 30 s each, two at a time).
 WAITS = "    import os, time\n    while not os.path.exists('/nonexistent/flag'):\n        time.sleep(0.05)\n"
-EVAL = [sys.executable, "-m", "codeexec.producer.cli", "eval", "--problems", "humaneval"]
+EVAL = [sys.executable, "-m", "codeexec.producer.entry.cli", "eval", "--problems", "humaneval"]
 WAIT_S = 300.0  # for what must happen, not how fast it happens
 
 
@@ -119,7 +119,7 @@ def test_another_path_to_the_same_python_uses_the_warm_workers(data_dir: Path, t
     evaluate(private_env(data_dir), samples)
     state = resident.current(data_dir)
     done = subprocess.run(
-        [str(other), "-m", "codeexec.producer.cli", "eval", "--problems", "humaneval", "--samples", str(samples)],
+        [str(other), "-m", "codeexec.producer.entry.cli", "eval", "--problems", "humaneval", "--samples", str(samples)],
         env=private_env(data_dir), capture_output=True, text=True, timeout=WAIT_S,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
@@ -249,7 +249,7 @@ def test_commands_that_start_together_share_one_resident(data_dir: Path, tmp_pat
 def test_a_server_another_command_started_is_left_to_it(data_dir: Path, tmp_path: Path) -> None:
     env = private_env(data_dir)
     server = subprocess.Popen(
-        [sys.executable, "-m", "codeexec.producer.cli", "server"], env=env, stdout=subprocess.PIPE, text=True
+        [sys.executable, "-m", "codeexec.producer.entry.cli", "server"], env=env, stdout=subprocess.PIPE, text=True
     )
     try:
         assert server.stdout is not None and server.stdout.readline().startswith("serving ")

@@ -276,7 +276,7 @@ def test_a_dropped_client_and_a_restarted_server_lose_nothing(
 def test_the_python_client_re_attaches_and_verl_s_batch_hook_scores(service: Server) -> None:
     import asyncio
 
-    from codeexec.producer.client import ServiceClient, compute_score
+    from codeexec.producer.service.client import ServiceClient, compute_score
 
     async def score() -> list[dict]:
         async with ServiceClient(service.url) as client:
@@ -346,7 +346,7 @@ def test_files_are_written_and_fetched_inside_the_working_directory_only(tmp_pat
 
 
 def test_compute_score_says_what_it_cannot_score() -> None:
-    from codeexec.producer.client import compute_score
+    from codeexec.producer.service.client import compute_score
 
     truth = {"inputs": ["", ""], "outputs": [None, None], "assert_case": ["assert f(1) == 2", "assert f(2) == 3"]}
     with pytest.raises(ValueError, match="assert_case tests"):

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from codeexec.producer.problems import load_problems
+from codeexec.producer.inputs.problems import load_problems
 from codeexec.protocol.result import Outcome
 from codeexec.worker.process.runner import run_candidate
 from codeexec.worker.process.split import split

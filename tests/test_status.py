@@ -1,4 +1,4 @@
-"""`codeexec status --wait`'s watch of a run (producer/display.py's wait_for), on fakeredis: a run that stops
+"""`codeexec status --wait`'s watch of a run (producer/entry/display.py's wait_for), on fakeredis: a run that stops
 moving is said to have no worker when none lives, and its lost jobs are sent again either way."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from types import SimpleNamespace
 import fakeredis
 import pytest
 
-from codeexec.producer import display
+from codeexec.producer.entry import display
 from codeexec.protocol import keys
 from codeexec.worker.queue.leases import Heart
 from helpers import store_meta

@@ -5,7 +5,7 @@ from __future__ import annotations
 import fakeredis
 import pytest
 
-from codeexec.producer.report import build_report
+from codeexec.producer.results.report import build_report
 from codeexec.protocol import keys
 from codeexec.protocol.models import RunMeta, Sample, SampleKind, StoredResult
 from codeexec.protocol.result import Outcome

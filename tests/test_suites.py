@@ -1,4 +1,4 @@
-"""Tests that are a test file (worker/judging/suites.py, producer/testfiles.py): BigCodeBench's, ClassEval's
+"""Tests that are a test file (worker/judging/suites.py, producer/inputs/testfiles.py): BigCodeBench's, ClassEval's
 and codeexec's own shapes, judged as BigCodeBench 0.2.5 judges a task, each test's outcome kept. The
 runner's tests run under every supported Python, in both isolation modes."""
 
@@ -13,10 +13,10 @@ from typing import Any
 
 import pytest
 
-from codeexec.producer.bigcodebench import status
-from codeexec.producer.inputs import InputError
-from codeexec.producer.problems import BIGCODEBENCH_PATH, load_file, load_problems
-from codeexec.producer.testfiles import problem as suite_problem
+from codeexec.producer.inputs.files import InputError
+from codeexec.producer.inputs.problems import BIGCODEBENCH_PATH, load_file, load_problems
+from codeexec.producer.inputs.testfiles import problem as suite_problem
+from codeexec.producer.results.bigcodebench_results import status
 from codeexec.protocol.models import Problem, Sample, SampleKind, StoredResult, SuiteTests
 from codeexec.protocol.result import Outcome, RunResult
 from codeexec.worker.judging.program import program_for

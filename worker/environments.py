@@ -1,6 +1,6 @@
 """Environments: Pythons with the libraries a problem set's tasks need (BigCodeBench's 70 pinned ones, on
 CPython 3.10), in which its candidates run. `codeexec env build` makes one in the data directory
-(producer/environments.py); a worker serves every environment its data directory holds (or those
+(producer/local/venvs.py); a worker serves every environment its data directory holds (or those
 CODEEXEC_ENVIRONMENTS names), takes the jobs of runs that need them from their own queues
 (protocol/keys.py), and says which it has in its heartbeat, so that `codeexec status` can tell when
 no live worker has a run's.

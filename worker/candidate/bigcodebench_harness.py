@@ -1,4 +1,4 @@
-"""BigCodeBench 0.2.5's harness, as its tasks meet it (suites.py sets it up for the bigcodebench harness).
+"""BigCodeBench 0.2.5's harness, as its tasks meet it (testfile.py sets it up for the bigcodebench harness).
 
 Its unsafe_execute (bigcodebench/eval/__init__.py) runs a task inside safe_environment (eval/utils.py),
 with reliability_guard's settings, and the module and its tests inside swallow_io. What a task can see

@@ -9,7 +9,7 @@ it writes a small script into the candidate's fresh temporary directory, which l
 
 with the arguments written by repr(), and starts a fresh interpreter on it (``python -s``, with an
 environment of the host's making: what ``-I`` gives, but for PYTHONHASHSEED). In mode "fork" the same
-interpreter is started once, as a zygote, on serve.py's serve(), and forks a process per candidate
+interpreter is started once, as a zygote, on warm.py's serve(), and forks a process per candidate
 that calls main() (worker/process/zygote.py is the host's side of it).
 
 main() at the end is the whole run, top to bottom. Above it, in this file: the record it writes,
@@ -19,14 +19,14 @@ tests, or a test file), each writing its own lines of the record. Each other ste
 this one (a module more costs every fresh candidate ~0.25 ms, measured: so they are few):
 
     sandbox.py      the kernel's sandbox: network namespace, seccomp, Landlock, no capabilities
-    running.py      the import guard, then the candidate's program and its assertions, or its calls on
+    execute.py      the import guard, then the candidate's program and its assertions, or its calls on
                     each input (HumanEval+, call-based tests)
-    scripts.py      stdin tests: the program as a script on each test's input, a fork of this process
+    stdin_tests.py  stdin tests: the program as a script on each test's input, a fork of this process
                     per test
-    suites.py       tests that are a test file (unittest, pytest), run after the program as one module
+    testfile.py     tests that are a test file (unittest, pytest), run after the program as one module
     bigcodebench_harness.py  what BigCodeBench's harness sets up around a task (its process functions)
     values.py       the safe encoding of what is sent, and digests of large values
-    serve.py        the zygote (isolation "fork"): one warm interpreter, a fork per candidate
+    warm.py         the zygote (isolation "fork"): one warm interpreter, a fork per candidate
 
 Every import here is paid once per candidate, so only modules the interpreter has already loaded or
 built-in modules are used: importing ``json`` alone would add ~6 ms to an ~8 ms start-up, and even
@@ -41,10 +41,10 @@ import time
 from _signal import SIGKILL
 
 # The other sections of this script, each a module beside it (worker/candidate/__init__.py).
-from running import flush_output, guards, run, run_io
+from execute import flush_output, guards, run, run_io
 from sandbox import Plan, clear_scratch, confine, confined, libc, loopback_up, missing, prepare, restrict_calls, ruleset
-from scripts import run_tests
-from suites import run_suite
+from stdin_tests import run_tests
+from testfile import run_suite
 from values import to_json
 
 # Bound now, before any candidate code runs, so a candidate that reassigns os.write or os._exit
@@ -84,7 +84,7 @@ _open, _close, _monotonic_ns = os.open, os.close, time.monotonic_ns
 #       exception). The host answers the first such line for each assertion, and judges that value.
 #   {"nonce": N, "event": "test", "index": I, "ended": E, "detail": D, "stdout": L, "stderr": K, "status": S,
 #    "ns": C, "began": B, "clock": T}
-#       only from the "stdin" harness (stdin tests and scripts: scripts.py), once test I's process and all it
+#       only from the "stdin" harness (stdin tests and scripts: stdin_tests.py), once test I's process and all it
 #       started are gone: E is "pass" or "error" (the program's own account of how it ended; D says why, as
 #       "finished" does), "limit" (it was charged its limit), "output" (over a cap: D says which) or
 #       "killed" (a signal or an exit status ended it). What it printed, L bytes, was written to stdout
@@ -94,7 +94,7 @@ _open, _close, _monotonic_ns = os.open, os.close, time.monotonic_ns
 #       "output"). C: the ns it was charged; B, T: CLOCK_MONOTONIC in ns at its fork and its end. The
 #       child then waits for the host's answer, one byte: b"c" (run the next test) or b"s" (stop).
 #   {"nonce": N, "event": "unit", "name": K, "ended": E, "detail": D}
-#       only from the "suite" harness (a test file: suites.py), as each of its tests ends: K is its name
+#       only from the "suite" harness (a test file: testfile.py), as each of its tests ends: K is its name
 #       ("Class.test_x", "test_y"), E "pass", "fail", "error" or "skip", D the end of its traceback (or
 #       a skip's reason), "" when it passed.
 #   {"nonce": N, "event": "finished", "outcome": O, "detail": D, "message": M,
@@ -218,7 +218,7 @@ def die_with_host(lifeline_fd: int) -> None:
 #              goes away (the lifeline).
 #   candidate  PID 2: everything after the namespace is made runs here.
 #
-# In isolation "fork" the zygote forks the init straight into a namespace it made for it (serve.py).
+# In isolation "fork" the zygote forks the init straight into a namespace it made for it (warm.py).
 # A fresh interpreter cannot enter a PID namespace itself (unshare() puts only its children in the
 # new one), so in isolation "fresh" it makes the namespaces and forks the init, then stays outside
 # as the *keeper*: it waits for the init and ends as it did. Nothing inside can see it.
@@ -370,28 +370,30 @@ def be_init(candidate: int, lifeline_fd: int, wake_fd: int, select) -> None:
 
 # ---- the harnesses: how the program runs, and what it records -------------------------------------
 #
-# The host names one (worker/process/runner.py, Harness) and what it is `given`. Each runs the program its
-# way, writes its own lines of the record, and returns the "finished" line's outcome, detail, message and
-# assertions.
+# The host names one (worker/process/runner.py, Harness) and what it is `given`. Each makes the call that
+# runs the program its way, with what writes its own lines of the record, for main() to make: main() calls
+# the runner itself (execute.py's, stdin_tests.py's, testfile.py's), so that the candidate's code runs as
+# many frames deep whatever its harness (a recursion limit meets every program alike). The call returns
+# the "finished" line's outcome, detail and message, and the assertions' entries where there are any.
 
 
 def _assertions(candidate: str, given: list, record: tuple, _: tuple) -> tuple:
-    """The program, then each assertion in the namespace it leaves (running.py); "value" lines."""
-    return run(candidate, given, lambda *value: ask(*record, *value))
+    """The program, then each assertion in the namespace it leaves (execute.py); "value" lines."""
+    return run, (candidate, given, lambda *value: ask(*record, *value))
 
 
 def _calls(candidate: str, given: dict, record: tuple, _: tuple) -> tuple:
-    """The program, then its entry point called on each input of each check (running.py); "check" lines."""
+    """The program, then its entry point called on each input of each check (execute.py); "check" lines."""
 
     def report(name: str, outputs: list, stopped: str | None) -> None:
         send(*record, "check", name=name, outputs=outputs, stopped=stopped)
 
-    return (*run_io(candidate, given, report), [])
+    return run_io, (candidate, given, report)
 
 
 def _stdin(candidate: str, given: dict, record: tuple, sandboxed: tuple) -> tuple:
-    """The program as a script on each test's standard input, a fork of this process per test (scripts.py);
-    "test" lines, each answered by the host."""
+    """The program as a script on each test's standard input, a fork of this process per test
+    (stdin_tests.py); "test" lines, each answered by the host."""
     plan, rules, protections = sandboxed
     # kill(-1) between tests is this namespace's only where the runner is its second process.
     contained = protections["pid_namespace"] == "on" and _getpid() == 2
@@ -404,16 +406,16 @@ def _stdin(candidate: str, given: dict, record: tuple, sandboxed: tuple) -> tupl
         return _read(record[0], 1) == b"c"
 
     confinement = (plan, rules, {name: protections[name] for name in ("filesystem", "signals", "capabilities")})
-    return (*run_tests(candidate, given, contained, confinement, report), [])
+    return run_tests, (candidate, given, contained, confinement, report)
 
 
 def _suite(candidate: str, given: dict, record: tuple, _: tuple) -> tuple:
-    """The program and a test file as one module, then the file's tests (suites.py); "unit" lines."""
+    """The program and a test file as one module, then the file's tests (testfile.py); "unit" lines."""
 
     def report(name: str, ended: str, detail: str) -> None:
         send(*record, "unit", name=name, ended=ended, detail=detail)
 
-    return (*run_suite(candidate, given, report), [])
+    return run_suite, (candidate, given, report)
 
 
 HARNESSES = {"assertions": _assertions, "calls": _calls, "stdin": _stdin, "suite": _suite}
@@ -437,12 +439,12 @@ def main(
     stack: int | None = None,
 ) -> None:
     """Run the candidate and write the record; never returns. `harness`: how the program runs (HARNESSES),
-    with `given`: the assertions, each whole or split (running.py), the checks' inputs (calls), the tests'
+    with `given`: the assertions, each whole or split (execute.py), the checks' inputs (calls), the tests'
     inputs (stdin), or the test file (suite). `pid_namespace`, `sandbox`: the settings ("auto": where the
     kernel allows, "require", "off"). `seccomp`: a fresh interpreter's system call filter, which the host
     builds (worker/process/seccomp.py, seccomp_filter()); a zygote's forks have it attached already.
     `script`: the file a fresh interpreter was started on, removed first (it holds the nonce; the candidate
-    has no business reading it). `forked`: what the zygote that forked this process made for it (serve.py,
+    has no business reading it). `forked`: what the zygote that forked this process made for it (warm.py,
     become_candidate()), else None. `relaxed`: the sandbox's relaxed posture (sandbox.py), which a zygote's
     forks have from it. `stack`: a fresh interpreter's stack limit, which it sets itself (the host sets
     every other limit, and a fork's stack limit, with prlimit)."""
@@ -483,8 +485,9 @@ def main(
     own()
     send(record_fd, nonce, "started", stamp=True, protections=protections)
 
-    run_it = HARNESSES[harness]
-    outcome, detail, message, results = run_it(candidate, given, (record_fd, nonce), (plan, rules, protections))
+    runner, arguments = HARNESSES[harness](candidate, given, (record_fd, nonce), (plan, rules, protections))
+    outcome, detail, message, *entries = runner(*arguments)
+    results = entries[0] if entries else []
 
     # Everything the candidate printed must reach the host (and its output cap) before the verdict.
     flush_output()

@@ -6,7 +6,7 @@ Each protection is reported in the child's "started" record, and with the result
   network     a network namespace of its own, empty but for a loopback that is down, made inside a
               user namespace (no privilege needed) with the PID namespace: by a fresh candidate's
               interpreter (child.py, new_namespaces()), or once by a zygote for all its forks
-              (serve.py). Landlock's TCP rules (ABI 4) refuse every TCP bind and connect besides.
+              (warm.py). Landlock's TCP rules (ABI 4) refuse every TCP bind and connect besides.
   syscalls    seccomp-bpf, attached where the namespaces are made, before the candidate's processes
               are forked (worker/process/seccomp.py): no execve/execveat; no ptrace, process_vm_*,
               pidfd_getfd; no mount, no namespaces (clone's flags are checked; clone3 says ENOSYS,
@@ -98,7 +98,7 @@ DEVICES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom")
 #: Where POSIX semaphores and shared memory live (glibc's sem_open): multiprocessing's locks and queues.
 SHARED_MEMORY = "/dev/shm"
 #: The relaxed posture's private directory outside the working directory (private_scratch()), and where in
-#: the working directory a script's runner copies the files of it the host is to fetch (scripts.py,
+#: the working directory a script's runner copies the files of it the host is to fetch (stdin_tests.py,
 #: keep_scratch(); worker/process/workfiles.py).
 SCRATCH, SCRATCH_COPY = "/mnt", ".codeexec-scratch"
 _CLONE_NEWNS = 0x20000
@@ -226,7 +226,7 @@ def libc():
     a pointer to them), returning its C long result, or raising OSError with errno where it returns -1.
 
     _ctypes alone costs ~0.3 ms where `import ctypes` costs ~1.6 ms; the child loads it before the
-    import guards take it out of sys.modules (running.py)."""
+    import guards take it out of sys.modules (execute.py)."""
     if _libc:
         return _libc[0]
     import _ctypes
@@ -313,7 +313,7 @@ def prepare(setting: str, program: bytes | None, relaxed: bool = False) -> Plan 
 def parts(path: str) -> list | None:
     """The components of a path below a directory, or None if it is not one (absolute, empty, a '..', a
     NUL): for the host's files of a working directory (worker/process/workfiles.py) and a runner's of
-    SCRATCH (scripts.py) alike."""
+    SCRATCH (stdin_tests.py) alike."""
     if not path or path.startswith("/") or "\0" in path:
         return None
     found = [part for part in path.split("/") if part not in ("", ".")]
@@ -411,7 +411,7 @@ def confine(plan: Plan | str, rules: int | str) -> dict[str, str]:
 
 def confined(plan: Plan | str, rules: int | str) -> dict[str, str]:
     """The states confine() gives where the kernel takes its calls: what a process that confines each
-    process it forks rather than itself reports (worker/candidate/scripts.py)."""
+    process it forks rather than itself reports (worker/candidate/stdin_tests.py)."""
     capabilities = plan if isinstance(plan, str) else "on"
     if isinstance(rules, str):
         return {"filesystem": rules, "signals": rules, "capabilities": capabilities}

@@ -1,7 +1,7 @@
 """EvalPlus 0.3.1's special oracles: the tasks whose outputs it does not judge by == alone
 (unsafe_execute() in evalplus/eval/__init__.py; its helpers in evalplus/eval/_special_oracle.py).
 
-EvalPlus picks them by the entry point's name (the producer does the same: producer/mbppplus.py), and
+EvalPlus picks them by the entry point's name (the producer does the same: producer/inputs/mbppplus.py), and
 an IOTests names the one its task has (protocol/models.py, Oracle):
 
 - "find_zero" (HumanEval/32): the output passes where the polynomial given is within atol of 0.

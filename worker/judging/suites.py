@@ -1,6 +1,6 @@
 """Tests that are a test file (BigCodeBench, ClassEval, a unittest or pytest suite of one's own): the
 program and the file run as one module in the candidate's own process, then the file's tests
-(worker/candidate/suites.py), each test's outcome sent as it ends.
+(worker/candidate/testfile.py), each test's outcome sent as it ends.
 
 A sample passes when every test ran and none failed or errored: BigCodeBench's rule, which also makes a
 module that does not load (a syntax error, an exception at the top level, no TestCases class) a failure,

@@ -206,7 +206,7 @@ def _run_in(
                     warm = held.enter_context(
                         zygote(
                             command,
-                            _script_head("serve", "serve"),
+                            _script_head("warm", "serve"),
                             _environment(config),
                             nest,
                             denied,

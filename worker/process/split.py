@@ -1,5 +1,5 @@
 """Which assertions the host judges: an assert on one value the candidate's code computes, split into
-the expression, which the candidate's process evaluates and sends back as a value (worker/candidate/running.py),
+the expression, which the candidate's process evaluates and sends back as a value (worker/candidate/execute.py),
 and the test of that value, which stays here (worker/process/runner.py): the candidate never sees the
 constant, and its objects' __eq__ or __bool__ never decide the verdict.
 
@@ -12,7 +12,7 @@ with no message, a string literal one, or any other (`"error: " + str(candidate(
 evaluates that only when the test fails, so the child evaluates it only when the host, asked, says
 the test failed (the "value" record, worker/candidate/child.py). The assert is the last statement of a
 plain test (its other statements run first: MBPP's test_setup_code, a problem's own lines) or of
-HumanEval's split check (producer/checks.py, split_check(): the test's other lines, then
+HumanEval's split check (producer/inputs/humaneval.py, split_check(): the test's other lines, then
 `def check(candidate): assert ...` and `check(<entry point>)`), whose expression keeps its scope:
 `(lambda candidate: E)(<entry point>)`. Anything else stays an in-process assertion, run as it is.
 """

@@ -3,10 +3,10 @@
 A fresh interpreter per candidate spends most of its time starting Python (~8 ms of CPU for a
 trivial candidate); a fork of a warm one costs about a millisecond. The zygote is started from a
 clean exec exactly as a fresh candidate interpreter is (same command, same environment but for the
-per-candidate HOME, TMPDIR and tree token), loads worker/candidate/serve.py and then only forks: it never runs
+per-candidate HOME, TMPDIR and tree token), loads worker/candidate/warm.py and then only forks: it never runs
 candidate code, never installs the guards, holds no state of Celery's or Redis' (it is exec'd, not
 forked from the pool process), and its memory stays as it was started (each request allocates a
-few bytes and frees them). worker/candidate/serve.py is its side of the protocol.
+few bytes and frees them). worker/candidate/warm.py is its side of the protocol.
 
 Each thread that runs candidates takes an idle zygote of the right kind (interpreter, flags,
 environment: the hash seed is fixed when an interpreter starts; whether candidates get a PID namespace;
@@ -33,7 +33,7 @@ from contextlib import contextmanager
 from codeexec.worker.process.proctree import TOKEN_VARIABLE, forget, spare
 from codeexec.worker.process.seccomp import seccomp_filter
 
-#: Where the host writes child.main()'s arguments for the forked process (worker/candidate/serve.py reads it).
+#: Where the host writes child.main()'s arguments for the forked process (worker/candidate/warm.py reads it).
 CALL_FILE = ".codeexec_call"
 #: How the detail of a candidate whose zygote died under it begins (an infra_error).
 LOST = "the candidate's zygote was lost"
@@ -63,7 +63,7 @@ class Zygote:
         """command: the interpreter and its flags; head: the code that imports serve(); nest: put each
         candidate in a PID namespace of its own; denied: the modules its candidates are denied, for
         the guards it prepares; sandbox: the setting; preload: modules it imports before its first fork;
-        prelude: the code whose namespace its stdin tests' runners start from (worker/candidate/serve.py);
+        prelude: the code whose namespace its stdin tests' runners start from (worker/candidate/warm.py);
         relaxed: the sandbox's relaxed posture (worker/candidate/sandbox.py)."""
         # Each candidate's process sets its own tree token (worker/process/proctree.py), but /proc shows a
         # process's environment as it was when its program started: a fork that does not exec shows

@@ -87,7 +87,7 @@ class _Backoff(ExponentialBackoff):
 
 def connect(url: str, give_up: Callable[[], str | None] = lambda: None) -> redis.Redis:
     """A client that rides out a restart of the server: a command retries with backoff for about a minute,
-    unless `give_up` says why the server will not be back (the private Valkey's keeper: producer/server.py).
+    unless `give_up` says why the server will not be back (the private Valkey's keeper: producer/local/valkey.py).
 
     Retrying is safe for everything codeexec sends: writes are idempotent (HSET, HSETNX in the record
     script), except the delivery-attempt counter, where a rare extra count only brings the attempt

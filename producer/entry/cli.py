@@ -1,0 +1,499 @@
+"""The ``codeexec`` command line.
+
+Flags override ``CODEEXEC_*`` environment variables: they are written into the environment before
+the settings are read, so the workers a command starts see them too.
+
+The terminal display (codeexec.producer.entry.display, and with it rich) is imported by the commands that use it,
+once their samples are submitted: the first sample need not wait for it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from pathlib import Path
+from typing import get_args
+
+import redis
+
+from codeexec.producer import runs
+from codeexec.producer.entry import flags
+from codeexec.producer.entry.api import Codeexec, compare_runs, comparison_html, prepare, run_html
+from codeexec.producer.inputs.files import InputError
+from codeexec.producer.inputs.problems import MBPP_SPLITS
+from codeexec.producer.inputs.samples import SampleSet
+from codeexec.producer.local import resident, venvs
+from codeexec.producer.local.backend import backend
+from codeexec.producer.local.lifetime import Stopped, stop_on_sigterm
+from codeexec.producer.local.valkey import EmbeddedServer
+from codeexec.producer.local.workers import WORKER_FLAGS, queues
+from codeexec.producer.results.bigcodebench_results import ground_truth, ground_truth_line, write_bcb_results
+from codeexec.producer.results.evalplus_results import write_eval_results
+from codeexec.producer.results.lcb_results import write_lcb_results
+from codeexec.producer.results.persample import write_per_sample
+from codeexec.producer.results.report import build_report
+from codeexec.producer.service import command as serve
+from codeexec.producer.submit import cancel, resume, set_priority, submit, truth_run, version
+from codeexec.protocol.models import JudgeMode, Problem, RunMeta, SampleKind
+from codeexec.protocol.settings import get_settings
+from codeexec.worker import environments
+from codeexec.worker.queue import leases
+from codeexec.worker.queue.schedule import priority_name
+
+
+def build_parser() -> argparse.ArgumentParser:
+    shared = argparse.ArgumentParser(add_help=False)
+    shared.add_argument("--redis-url", help="shared Redis/Valkey (env CODEEXEC_REDIS_URL); default: private Valkey")
+    shared.add_argument("--data-dir", help="where the private Valkey keeps its data (env CODEEXEC_DATA_DIR)")
+
+    inputs = argparse.ArgumentParser(add_help=False)
+    inputs.add_argument(
+        "--problems",
+        required=True,
+        help="'humaneval', 'humanevalplus' or 'mbppplus' (EvalPlus's HumanEval+, MBPP+), 'bigcodebench', "
+        "'bigcodebench-hard' or a problems file",
+    )
+    inputs.add_argument(
+        "--samples", required=True, type=Path, help="samples file (one JSON object a line), or 'canonical'"
+    )
+    inputs.add_argument("--run", help="name of the run (default: from the samples file name and the time)")
+    inputs.add_argument(
+        "--k",
+        type=flags.parse_k,
+        default=flags.parse_k(flags.DEFAULT_K),
+        help=f"pass@k to report (default {flags.DEFAULT_K})",
+    )
+    inputs.add_argument(
+        "--timeout",
+        type=flags.parse_timeout,
+        help="the run's time limit of a test, where its problem gives none (default: each kind's: 3 s an "
+        "assertions sample, at most 30; EvalPlus's rule a HumanEval+ call; 6 s a competitive-programming test, "
+        "LiveCodeBench's; 60 s a test file's sample, BigCodeBench's 240, at most 3600); time it could run: load "
+        "does not count (docs/time-limits.md)",
+    )
+    inputs.add_argument(
+        "--hash-seed",
+        type=flags.parse_hash_seed,
+        help="PYTHONHASHSEED of every candidate (default 0, or CODEEXEC_HASH_SEED): the same verdicts every run",
+    )
+    inputs.add_argument(
+        "--isolation",
+        choices=["fork", "fresh"],
+        help="fork: each candidate forked from a warm interpreter; fresh: a new interpreter each "
+        "(default: CODEEXEC_ISOLATION, or fork: see docs/security.md)",
+    )
+    inputs.add_argument(
+        "--min-time-limit",
+        type=flags.parse_positive,
+        default=1.0,
+        help="HumanEval+, MBPP+: the least time limit of a call, seconds (EvalPlus's; default 1)",
+    )
+    inputs.add_argument(
+        "--gt-time-limit-factor",
+        type=flags.parse_positive,
+        default=4.0,
+        help="HumanEval+, MBPP+: a call may take this times the canonical solution's time (EvalPlus's; default 4)",
+    )
+    inputs.add_argument(
+        "--judge-mode",
+        choices=get_args(JudgeMode),
+        help="competitive-programming problems: how outputs are compared (default lcb; see docs/judging.md)",
+    )
+    inputs.add_argument(
+        "--all-tests", action="store_true", help="competitive-programming problems: run every test, not to a failure"
+    )
+    inputs.add_argument(
+        "--environment", help="the environment candidates run in (default: the problem set's; 'none': the workers' own)"
+    )
+    inputs.add_argument(
+        "--strict-verdicts",
+        action="store_true",
+        help="a sample whose problem has an assertion the host cannot compare is an error (for rewards)",
+    )
+    inputs.add_argument(
+        "--priority",
+        type=flags.parse_priority_flag,
+        default=0,
+        help="high, normal (default), low or a whole number: workers serve higher priorities first; runs "
+        "of the same priority share them evenly",
+    )
+    inputs.add_argument("--skip-unknown", action="store_true", help="leave out samples whose task_id is unknown")
+    inputs.add_argument(
+        "--split", default="all", choices=list(MBPP_SPLITS), help="MBPP split (test: task ids 11-510; default all)"
+    )
+    inputs.add_argument("--mbpp-challenge", action="store_true", help="add MBPP's challenge_test_list to its tests")
+    inputs.add_argument(
+        "--treat-as",
+        type=SampleKind,
+        choices=[kind.value for kind in SampleKind],
+        help="run every sample as this kind, whatever its field is called (default: by field; see docs/formats.md)",
+    )
+
+    output = argparse.ArgumentParser(add_help=False)
+    output.add_argument("--json", action="store_true", help="print one JSON object instead of tables")
+    output.add_argument("--per-sample", type=Path, metavar="OUT.jsonl", help="write one JSON line per sample")
+    output.add_argument("--per-task", action="store_true", help="also show n, c and pass@k for each task")
+    output.add_argument("--html", type=Path, metavar="OUT.html", help="also write the run's report as one HTML page")
+    output.add_argument(
+        "--evalplus-results",
+        type=Path,
+        metavar="OUT.json",
+        help="HumanEval+, MBPP+: also write EvalPlus's eval_results.json for the run",
+    )
+    output.add_argument(
+        "--lcb-results", type=Path, metavar="OUT.json", help="also write LiveCodeBench's *_eval_all.json for the run"
+    )
+    output.add_argument(
+        "--bigcodebench-results",
+        type=Path,
+        metavar="OUT.json",
+        help="also write BigCodeBench's _eval_results.json (OUT.json) and _pass_at_k.json (beside it) for the run",
+    )
+
+    workers = argparse.ArgumentParser(add_help=False)
+    workers.add_argument("--workers", type=int, help="local worker processes (default: cores without --redis-url)")
+
+    parser = argparse.ArgumentParser(
+        prog="codeexec", description="Queue-backed distributed evaluator for code generation."
+    )
+    parser.add_argument("--version", action="version", version=f"codeexec {version()}")
+    sub = parser.add_subparsers(dest="command", required=True)
+    sub.add_parser("eval", parents=[shared, inputs, output, workers], help="submit, run, wait and report")
+    sub.add_parser("submit", parents=[shared, inputs], help="submit a run and print its id")
+    status = sub.add_parser("status", parents=[shared, workers], help="progress of a run")
+    status.add_argument("run")
+    status.add_argument("--wait", action="store_true", help="wait for the run to finish (re-attach)")
+    report = sub.add_parser("report", parents=[shared, output], help="pass@k of a run")
+    report.add_argument("run")
+    report.add_argument("--k", type=flags.parse_k, help="pass@k to report (default: the run's)")
+    report.add_argument("--samples", type=Path, help="the run's samples file, if it has moved (for --per-sample)")
+    sub.add_parser("runs", parents=[shared], help="list runs").add_argument("--json", action="store_true")
+    compared = sub.add_parser("compare", parents=[shared], help="run B against run A: pass@k, interval, tasks")
+    compared.add_argument("a", metavar="RUN_A")
+    compared.add_argument("b", metavar="RUN_B")
+    compared.add_argument("--k", type=flags.parse_k, help="pass@k to compare (default: run A's)")
+    compared.add_argument("--json", action="store_true", help="print one JSON object instead of tables")
+    compared.add_argument("--html", type=Path, metavar="OUT.html", help="also write the comparison as one HTML page")
+    sub.add_parser("workers", parents=[shared], help="workers seen in the last hour").add_argument(
+        "--json", action="store_true"
+    )
+    cancel = sub.add_parser("cancel", parents=[shared], help="drop a run's waiting jobs (results are kept)")
+    cancel.add_argument("run")
+    priority = sub.add_parser("priority", parents=[shared], help="change a run's priority while it runs")
+    priority.add_argument("run")
+    priority.add_argument("priority", type=flags.parse_priority_flag, help="high, normal, low or a whole number")
+    resume = sub.add_parser("resume", parents=[shared, workers], help="enqueue again the samples with no result")
+    resume.add_argument("run")
+    resume.add_argument("--samples", type=Path, help="the run's samples file, if it has moved")
+    worker = sub.add_parser("worker", parents=[shared], help="run a worker (celery worker with codeexec's settings)")
+    worker.add_argument("--concurrency", type=int, help="pool processes (default: cores)")
+    worker.add_argument("--hostname", help="worker name (default: celery@<host>)")
+    sub.add_parser("server", parents=[shared], help="run the private Valkey in the foreground")
+    sub.add_parser("stop", parents=[shared], help="stop the warm private Valkey and local workers now")
+    sub.add_parser(
+        "doctor", parents=[shared], help="the protections candidates run under on this machine"
+    ).add_argument("--json", action="store_true")
+    venvs.add_flags(sub.add_parser("env", parents=[shared], help="build or list a problem set's libraries"))
+    serve.add_flags(sub.add_parser("serve", parents=[shared, workers], help="the HTTP service (docs/service.md)"))
+    flower = sub.add_parser("flower", parents=[shared], help="Celery's Flower monitor (needs codeexec[monitor])")
+    flower.add_argument("--port", type=int, default=5555)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    stop_on_sigterm()
+    args = build_parser().parse_args(argv)
+    for flag, variable in (("redis_url", "CODEEXEC_REDIS_URL"), ("data_dir", "CODEEXEC_DATA_DIR")):
+        if getattr(args, flag, None):
+            os.environ[variable] = str(getattr(args, flag))
+    get_settings.cache_clear()
+    try:
+        return COMMANDS[args.command](args)
+    except InputError as exc:
+        print(f"codeexec: error: {exc}", file=sys.stderr)
+        return 2
+    except redis.RedisError as exc:
+        print(f"codeexec: error: Redis: {exc}", file=sys.stderr)
+        return 3
+    except Stopped as stop:
+        print(f"codeexec: stopped by {stop}", file=sys.stderr)
+        return 128 + stop.signum
+    except KeyboardInterrupt:
+        print("codeexec: interrupted", file=sys.stderr)
+        return 130
+
+
+# ---- commands ----------------------------------------------------------------------------------------
+
+
+def _prepare(args: argparse.Namespace) -> tuple[dict[str, Problem], SampleSet, RunMeta]:
+    """Read and validate every input before anything is written anywhere."""
+    return prepare(
+        args.problems,
+        args.samples,
+        run=args.run,
+        k=args.k,
+        timeout_s=args.timeout,
+        split=args.split,
+        challenge=args.mbpp_challenge,
+        treat_as=args.treat_as,
+        skip_unknown=args.skip_unknown,
+        hash_seed=args.hash_seed,
+        isolation=args.isolation,
+        strict_verdicts=args.strict_verdicts,
+        judge_mode=args.judge_mode,
+        all_tests=args.all_tests,
+        environment=args.environment,
+        min_time_limit_s=args.min_time_limit,
+        gt_time_limit_factor=args.gt_time_limit_factor,
+        priority=args.priority,
+        warn=lambda message: print(f"codeexec: {message}", file=sys.stderr),
+    )
+
+
+def cmd_eval(args: argparse.Namespace) -> int:
+    problems, samples, meta = _prepare(args)
+    settings = get_settings()
+    with backend(settings, args.workers, run_jobs=True) as client:
+        submit(client, problems, samples, meta, settings.batch_size)
+        from codeexec.producer.entry.display import stderr, wait_for
+
+        stderr.print(f"run [bold]{meta.run}[/]: {meta.n_samples} samples over {meta.n_tasks} tasks")
+        try:
+            wait_for(client, meta.run, show=not args.json)
+        except KeyboardInterrupt:
+            stderr.print(f"interrupted; nothing is lost: [bold]codeexec status {meta.run} --wait[/] carries on")
+            raise
+        return _report(client, meta.run, meta.k, args, None)
+
+
+def cmd_submit(args: argparse.Namespace) -> int:
+    problems, samples, meta = _prepare(args)
+    with backend(get_settings()) as client:
+        submit(client, problems, samples, meta, get_settings().batch_size)
+    print(meta.run)
+    return 0
+
+
+def cmd_status(args: argparse.Namespace) -> int:
+    from codeexec.producer.entry.display import print_status, wait_for
+
+    with backend(get_settings(), args.workers, run_jobs=args.wait) as client:
+        runs.meta(client, args.run)  # a clear error for a run that does not exist
+        if args.wait:
+            wait_for(client, args.run)
+        print_status(client, args.run)
+    return 0
+
+
+def cmd_workers(args: argparse.Namespace) -> int:
+    from codeexec.producer.entry.display import print_workers
+
+    with backend(get_settings()) as client:
+        listed = leases.workers(client)
+        if args.json:
+            print(json.dumps([worker.model_dump() for worker in listed]))
+        elif listed:
+            print_workers(client, listed)
+        else:
+            print("no worker has been seen in the last hour")
+    return 0
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    with backend(get_settings()) as client:
+        meta = runs.meta(client, args.run)
+        return _report(client, args.run, args.k or meta.k, args, args.samples)
+
+
+def _report(client: redis.Redis, run: str, ks: list[int], args: argparse.Namespace, moved: Path | None) -> int:
+    """Print the run's report and write the files asked for; `moved`: where its samples file is now, if
+    not where it was submitted from (the run records that path: for eval, the one it just wrote)."""
+    from codeexec.producer.entry.display import print_report, stderr, wait_for
+
+    report = build_report(client, run, ks, intervals=True)
+    meta = runs.meta(client, run)
+    if args.per_sample:
+        count = write_per_sample(client, meta, args.per_sample, moved)
+        stderr.print(f"wrote {count} lines to {args.per_sample}")
+    if args.html:
+        run_html(client, report, args.html)
+        stderr.print(f"wrote the HTML report to {args.html}")
+    if args.evalplus_results:
+        count = write_eval_results(client, meta, args.evalplus_results, moved)
+        stderr.print(f"wrote EvalPlus's results of {count} samples to {args.evalplus_results}")
+    if args.lcb_results:
+        count = write_lcb_results(client, meta, args.lcb_results, moved)
+        stderr.print(f"wrote LiveCodeBench's results of {count} samples to {args.lcb_results}")
+    if args.bigcodebench_results:  # with the ground truth: made and waited for by eval, else as far as it is
+        made = truth_run(client, meta, make=args.command == "eval")
+        if args.command == "eval":
+            wait_for(client, made, show=False)
+        truth = ground_truth(client, meta, made)
+        count, beside = write_bcb_results(client, meta, args.bigcodebench_results, moved, truth)
+        stderr.print(f"wrote BigCodeBench's results of {count} samples to {args.bigcodebench_results} and {beside}")
+        stderr.print(ground_truth_line(made, truth), soft_wrap=True)
+    if args.json:
+        document = report.model_dump(exclude={"tasks"})
+        document["tasks"] = {task_id: task.model_dump() for task_id, task in report.tasks.items()}
+        print(json.dumps(document))
+    else:
+        print_report(report, args.per_task)
+    return 0
+
+
+def cmd_runs(args: argparse.Namespace) -> int:
+    with backend(get_settings()) as client:
+        rows = Codeexec(client).runs()
+    if args.json:
+        print(json.dumps([row.model_dump() for row in rows]))
+    for row in [] if args.json else rows:
+        started = time.strftime("%Y-%m-%d %H:%M", time.localtime(row.created))
+        score = "-" if row.pass_at_1 is None else f"pass@1 {100 * row.pass_at_1:.2f}%"
+        took = "-" if row.took_s is None else f"took {row.took_s:.1f} s"
+        priority = f"priority {priority_name(row.priority)}"
+        print(
+            f"{row.run}  {row.status}  {row.done}/{row.samples} samples  {score}  {priority}  {row.isolation}  "
+            f"{started}  {took}"
+        )
+    return 0
+
+
+def cmd_compare(args: argparse.Namespace) -> int:
+    with backend(get_settings()) as client:
+        comparison = compare_runs(client, args.a, args.b, args.k)
+    if args.html:
+        comparison_html(comparison, args.html)
+        print(f"codeexec: wrote the comparison to {args.html}", file=sys.stderr)
+    if args.json:
+        print(comparison.model_dump_json(exclude=set() if comparison.left_out else {"left_out"}))
+        return 0
+    from codeexec.producer.entry.display import print_comparison
+
+    print_comparison(comparison)
+    return 0
+
+
+def cmd_resume(args: argparse.Namespace) -> int:
+    from codeexec.producer.entry.display import stderr, wait_for
+
+    with backend(get_settings(), args.workers, run_jobs=True) as client:
+        count = resume(client, args.run, args.samples)
+        stderr.print(f"enqueued {count} sample(s) with no result")
+        wait_for(client, args.run)
+    return 0
+
+
+def cmd_cancel(args: argparse.Namespace) -> int:
+    with backend(get_settings()) as client:
+        dropped = cancel(client, args.run)
+    print(f"cancelled {args.run}: dropped {dropped} waiting sample(s); jobs in hand finish; resume carries on")
+    return 0
+
+
+def cmd_priority(args: argparse.Namespace) -> int:
+    with backend(get_settings()) as client:
+        meta = set_priority(client, args.run, args.priority)
+    print(f"{args.run}: priority {priority_name(meta.priority)} from its next job on")
+    return 0
+
+
+def cmd_worker(args: argparse.Namespace) -> int:
+    from codeexec.worker.queue.app import app  # reads the settings: only once the flags are in the environment
+
+    argv = ["worker", *WORKER_FLAGS, "-Q", queues(environments.served(get_settings()))]
+    if args.concurrency:
+        argv.append(f"--concurrency={args.concurrency}")
+    if args.hostname:
+        argv.append(f"--hostname={args.hostname}")
+    app.worker_main(argv)
+    return 0
+
+
+def cmd_server(args: argparse.Namespace) -> int:
+    server = EmbeddedServer(get_settings().data_dir)
+    if server.running():
+        raise InputError(f"a private Valkey is serving {server.data_dir} already ({server.url})")
+    try:
+        server.start()
+        # Inside the try: a signal that arrives as this line is written (whoever reads it may stop us
+        # at once) must still stop the server in order.
+        print(f"serving {server.url} (data in {server.data_dir}); Ctrl-C stops it", flush=True)
+        server.wait()
+    finally:
+        server.stop()
+    return 0
+
+
+def cmd_stop(args: argparse.Namespace) -> int:
+    data_dir = get_settings().data_dir.expanduser().resolve()
+    print("stopped the warm workers" if resident.stop(data_dir) else f"no warm workers serve {data_dir}")
+    return 0
+
+
+def cmd_doctor(args: argparse.Namespace) -> int:
+    """Run a probe candidate in each isolation mode, with this machine's settings, and say what it ran
+    under; exit 1 if the settings require a protection that is not in place."""
+    from codeexec.worker.candidate.sandbox import missing
+    from codeexec.worker.process.protections import NAMES, probe, relaxations
+
+    settings = get_settings()
+    found = probe()
+    relaxed = {f"{mode}, relaxed posture": states for mode, states in probe(posture="relaxed").items()}
+    absent = {
+        mode: missing(protections, settings.pid_namespace, settings.sandbox)
+        for mode, protections in (found | relaxed).items()
+    }
+    if args.json:
+        document = {"sandbox": settings.sandbox, "pid_namespace": settings.pid_namespace, "isolation": found}
+        print(json.dumps(document | {"relaxed": relaxed, "relaxations": relaxations()}))
+    else:
+        print(f"settings: CODEEXEC_SANDBOX={settings.sandbox}, CODEEXEC_PID_NAMESPACE={settings.pid_namespace}")
+        for mode, protections in (found | relaxed).items():
+            print(f"isolation {mode}:")
+            for name in NAMES:
+                print(f"  {name:<14} {protections.get(name, 'unknown')}")
+        print("the relaxed posture (BigCodeBench's and ClassEval's problems; docs/security.md) allows besides:")
+        print("".join(f"  - {line}\n" for line in relaxations()), end="")
+        for mode, names in absent.items():
+            if names:
+                print(f"codeexec: required, and not in place (isolation {mode}): {', '.join(names)}", file=sys.stderr)
+    return 1 if any(absent.values()) else 0
+
+
+def cmd_flower(args: argparse.Namespace) -> int:
+    try:
+        import flower  # noqa: F401 — only to say clearly that it is missing
+    except ImportError:
+        raise InputError("Flower is not installed: pip install 'codeexec[monitor]'") from None
+    from codeexec.worker.queue.app import app  # reads the settings: only once the flags are in the environment
+
+    app.start(["flower", f"--port={args.port}"])
+    return 0
+
+
+COMMANDS = {
+    "eval": cmd_eval,
+    "submit": cmd_submit,
+    "status": cmd_status,
+    "report": cmd_report,
+    "runs": cmd_runs,
+    "compare": cmd_compare,
+    "workers": cmd_workers,
+    "resume": cmd_resume,
+    "cancel": cmd_cancel,
+    "priority": cmd_priority,
+    "worker": cmd_worker,
+    "server": cmd_server,
+    "stop": cmd_stop,
+    "doctor": cmd_doctor,
+    "env": lambda args: venvs.command(args, get_settings().data_dir),
+    "flower": cmd_flower,
+    "serve": serve.command,
+}
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,87 @@
+"""Reading model samples: one JSON object a line, in the formats human-eval and EvalPlus made standard."""
+
+from __future__ import annotations
+
+import hashlib
+from collections import Counter
+from collections.abc import Container
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from codeexec.producer.inputs.files import InputError, read_jsonl
+from codeexec.protocol.models import Problem, Sample, SampleKind
+
+#: The field holding the sample's code, by format: human-eval, EvalPlus, raw model output.
+SAMPLE_FIELDS = tuple(kind.value for kind in SampleKind)
+_SHOWN = 10
+
+
+@dataclass(frozen=True)
+class SampleLine:
+    task_id: str
+    index: int  # the sample's id: its index among its task's samples, in file order
+    sample: Sample
+
+
+@dataclass
+class SampleSet:
+    path: Path
+    sha256: str
+    lines: list[SampleLine]
+    skipped_unknown: int = 0
+    per_task: Counter[str] = field(default_factory=Counter)
+
+
+def task_id_of(record: dict[str, object], known: Container[str]) -> str | None:
+    """The sample's task_id. MBPP samples may name their task by number (11 or "11") for Mbpp/11."""
+    task_id = record.get("task_id", record.get("question_id"))  # question_id: LiveCodeBench's
+    if isinstance(task_id, int) and not isinstance(task_id, bool) and f"Mbpp/{task_id}" in known:
+        return f"Mbpp/{task_id}"
+    if not isinstance(task_id, str):
+        return None
+    if task_id not in known and task_id.isdigit() and f"Mbpp/{task_id}" in known:
+        return f"Mbpp/{task_id}"
+    return task_id
+
+
+def read_samples(
+    path: Path, problems: dict[str, Problem], skip_unknown: bool = False, treat_as: SampleKind | None = None
+) -> SampleSet:
+    """Every sample of the file, validated as a whole: InputError on the first bad line, nothing kept.
+
+    A sample whose task_id is not among the problems is an error listing all such lines, unless
+    skip_unknown, which leaves them out and counts them. The field a sample's text is in says how
+    it runs (worker/judging/program.py); `treat_as` overrides that for every sample.
+    """
+    digest = hashlib.sha256()
+    lines: list[SampleLine] = []
+    per_task: Counter[str] = Counter()
+    unknown: list[str] = []
+    for line_no, record in read_jsonl(path, digest):
+        task_id = task_id_of(record, problems)
+        if not task_id:
+            raise InputError(f"{path}:{line_no}: missing task_id (a string): each sample needs one")
+        present = [name for name in SAMPLE_FIELDS if name in record]
+        if len(present) != 1:
+            found = f"found {', '.join(present)}" if present else "found none"
+            raise InputError(f"{path}:{line_no}: expected exactly one of {', '.join(SAMPLE_FIELDS)} ({found})")
+        text = record[present[0]]
+        if not isinstance(text, str):
+            raise InputError(f"{path}:{line_no}: {present[0]} must be a string, not {type(text).__name__}")
+        if task_id not in problems:
+            unknown.append(f"{path}:{line_no}: {task_id!r}")
+            continue
+        kind = treat_as or SampleKind(present[0])
+        lines.append(SampleLine(task_id, per_task[task_id], Sample(kind=kind, text=text)))
+        per_task[task_id] += 1
+    if unknown and not skip_unknown:
+        listed = "\n  ".join(unknown[:_SHOWN]) + (
+            f"\n  ... and {len(unknown) - _SHOWN} more" if len(unknown) > _SHOWN else ""
+        )
+        raise InputError(
+            f"{len(unknown)} sample(s) name a task_id that is not among the problems "
+            f"(--skip-unknown leaves them out):\n  {listed}"
+        )
+    if not lines:
+        raise InputError(f"{path}: no sample left to evaluate")
+    return SampleSet(path, digest.hexdigest(), lines, len(unknown), per_task)
