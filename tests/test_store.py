@@ -5,6 +5,8 @@ from __future__ import annotations
 import fakeredis
 import pytest
 
+from codeexec.producer import runs
+from codeexec.producer.inputs.files import InputError
 from codeexec.producer.results.report import build_report
 from codeexec.protocol import keys
 from codeexec.protocol.models import RunMeta, Sample, SampleKind, StoredResult
@@ -146,3 +148,22 @@ def test_every_key_of_a_run_shares_one_cluster_slot() -> None:
     ]
     assert all("{unit}" in key for key in run_keys)
     assert len(set(run_keys)) == len(run_keys)
+
+
+def test_the_producer_reads_a_run_as_the_worker_recorded_it(db: fakeredis.FakeRedis) -> None:
+    """producer/runs.py, the producer's one read side, reads what WorkerStore wrote."""
+    expect(db, {"t": 2, "u": 1})
+    store = WorkerStore(db)
+    store.record(RUN, "t", 1, result(Outcome.PASS, 2), worker="worker:h 1")
+    store.record(RUN, "u", 0, result(Outcome.TIMEOUT), worker="worker:h 1")
+    assert runs.meta(db, RUN).run == RUN
+    with pytest.raises(InputError, match="no run named 'gone'"):
+        runs.meta(db, "gone")
+    assert runs.progress(db, RUN) == (2, 3)
+    assert runs.tasks(db, RUN) == {"t": 2, "u": 1}
+    counts = runs.counts(db, RUN)
+    assert (counts.expected, counts.n, counts.c) == ({"t": 2, "u": 1}, {"t": 1, "u": 1}, {"t": 1})
+    found = runs.task_results(db, RUN, ["t", "u"])
+    assert found == {"t": {1: result(Outcome.PASS, 2)}, "u": {0: result(Outcome.TIMEOUT)}}
+    (fields,) = runs.result_fields(db, RUN, ["u"])["u"]
+    assert fields["exit_code"] == "timeout" and StoredResult.model_validate(fields) == result(Outcome.TIMEOUT)
