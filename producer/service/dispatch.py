@@ -34,6 +34,7 @@ import redis
 import redis.asyncio
 
 from codeexec.producer import runs
+from codeexec.producer.inputs.files import InputError
 from codeexec.producer.submit import enqueue, version
 from codeexec.protocol import keys
 from codeexec.protocol.models import Problem, RunMeta, Sample, StoredResult
@@ -81,8 +82,8 @@ class Dispatch:
         aio = redis.asyncio.Redis(connection_pool=pool)
         dispatch = cls(settings.serve_run, connect(url), aio, settings.serve_max_queued, settings.serve_keep_s)
         meta = service_meta(settings)
-        if kept := dispatch.client.get(keys.meta(dispatch.run)):
-            meta.priority = RunMeta.model_validate_json(kept).priority  # one set by `codeexec priority`
+        with contextlib.suppress(InputError):  # none yet
+            meta.priority = runs.meta(dispatch.client, dispatch.run).priority  # one set by `codeexec priority`
         dispatch.client.set(keys.meta(dispatch.run), meta.model_dump_json())
         return dispatch
 
@@ -121,7 +122,8 @@ class Dispatch:
         pipe.llen(keys.jobs(self.run))
         pipe.get(keys.meta(self.run))
         waiting, raw_meta = pipe.execute()
-        meta = RunMeta.model_validate_json(raw_meta)  # its priority: `codeexec priority serve` sets it
+        # runs.meta()'s read, in the same round trip: its priority, which `codeexec priority serve` sets.
+        meta = RunMeta.model_validate_json(raw_meta)
         outcomes: list[Exception | None] = []
         forget_at = time.time() + self.keep_s
         refs: list[tuple[str, int]] = []
