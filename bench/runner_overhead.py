@@ -155,7 +155,8 @@ def main() -> None:
     if helpers:
         for mode in ("fresh", "fork"):
             now, then = ms[f"{mode}, this tree (helper)"], ms[f"{mode}, before (helper)"]
-            print(f"{mode}, this tree against {args.before}: {now - then:+.2f} ms ({now:.2f} vs {then:.2f} ms)")
+            against = args.before or args.before_python
+            print(f"{mode}, this tree against {against}: {now - then:+.2f} ms ({now:.2f} vs {then:.2f} ms)")
     for what, arm in (("the PID namespace", "no namespace"), ("the sandbox", "no sandbox")):
         for mode in ("fork", "fresh"):
             cost = ms[mode] - ms[f"{mode}, {arm}"]

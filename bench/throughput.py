@@ -90,7 +90,8 @@ def _run_one(item: tuple[str, str | None, str]) -> bool:
     task_id, code, sandbox = item
     if code is None:
         return False
-    return run_candidate(code, _PROBLEMS[task_id].assertions, 3.0, sandbox=sandbox).exit_code == "pass"
+    assertions = _PROBLEMS[task_id].tests.assertions  # type: ignore[union-attr]  # HumanEval's: AssertionTests
+    return run_candidate(code, assertions, 3.0, sandbox=sandbox).exit_code == "pass"
 
 
 def runner_rate(samples: Path, pool: multiprocessing.pool.Pool, sandbox: str = "auto") -> float:
