@@ -246,3 +246,25 @@ def test_the_version_is_the_installed_one() -> None:
         [sys.executable, "-m", "codeexec.producer.entry.cli", "--version"], capture_output=True, text=True
     )
     assert done.returncode == 0 and done.stdout == f"codeexec {importlib.metadata.version('codeexec')}\n"
+
+
+@pytest.mark.parametrize(
+    ("path", "language"),
+    [
+        ("multilang/mbxp/problems/mbjsp_release_v1.2.jsonl", "javascript"),  # HumanEval's shape, and a language
+        ("multilang/reflexion-rs/gpt4_reflexion_humaneval-rs_run1.jsonl", "rs"),  # MultiPL-E's shape
+    ],
+)
+def test_a_program_of_another_language_is_never_judged_as_python(path: str, language: str) -> None:
+    if not (SHARED / path).exists():
+        pytest.skip(f"../shared/data/{path} is not beside the clone")
+    with pytest.raises(InputError, match=rf"{Path(path).name}:1: language '{language}': codeexec runs Python"):
+        load_problems(str(SHARED / path))
+
+
+def test_a_python_row_that_names_its_language_is_read(tmp_path: Path) -> None:
+    record = {"task_id": "MBPP/1", "language": "python", "prompt": "def f():\n", "entry_point": "f"}
+    path = write_jsonl(
+        tmp_path / "p.jsonl", [record | {"test": "def check(candidate):\n    assert candidate() == 1\n"}]
+    )
+    assert assertions_of(load_problems(str(path))["MBPP/1"])

@@ -155,9 +155,17 @@ def _records(path: Path) -> Iterator[tuple[str, dict[str, Any]]]:
         yield f"{path}: element {number}", record
 
 
+#: What a record's `language` field (MBXP's, MultiPL-E's) may say of a program codeexec runs.
+PYTHON = {"python", "python3", "py"}
+
+
 def _problem(record: dict[str, Any], challenge: bool, position: int = 0) -> Problem:
     """One problem in whichever of SHAPES the record has (told apart by their test field); `position`:
     its place in the file (the task_id of a competitive-programming shape that has none)."""
+    language = record.get("language")
+    if isinstance(language, str) and language.strip().lower() not in PYTHON:
+        # MBXP's and MultiPL-E's rows of other languages have the shapes of Python's: never judge them as Python.
+        raise ValueError(f"language {language!r}: codeexec runs Python programs only, and judges no other as Python")
     shape = competitive.shape_of(record)
     if shape is not None:
         return competitive.problem(record, shape, position)
