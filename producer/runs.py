@@ -1,13 +1,13 @@
 """The producer's read side of Redis: a run as submit.py stored it and the workers recorded it
 (worker/queue/store.py, WorkerStore), read here and nowhere else. The service's waits read the same keys
-with an asyncio client (service/dispatch.py), and decode what they read with results() below.
+with an asyncio client (service/dispatch.py), and decode what they read with results() and result() below.
 
-    meta(run)                 the run as submitted (RunMeta)
-    progress(run)             samples with a result, samples submitted
-    tasks(run)                each task's number of samples
-    counts(run)               each task's n, c and base c; the run's counters and notes
-    results(run, task_ids)    each task's stored results, by sample index
-    result_fields(...)        the same as plain JSON objects, for a pass over every result of a large run
+    meta(run)                      the run as submitted (RunMeta)
+    progress(run)                  samples with a result, samples submitted
+    tasks(run)                     each task's number of samples
+    counts(run)                    each task's n, c and base c; the run's counters and notes
+    task_results(run, task_ids)    each task's stored results, by sample index
+    result_fields(run, task_ids)   the same as plain JSON objects, for a pass over every result of a large run
 """
 
 from __future__ import annotations
@@ -67,9 +67,14 @@ def counts(client: redis.Redis, run: str) -> Counts:
     return Counts(*whole, stats=stats, notes=set(notes))
 
 
+def result(raw: str) -> StoredResult:
+    """One result as the record script stored it."""
+    return StoredResult.model_validate_json(raw)
+
+
 def results(stored: Mapping[str, str]) -> dict[int, StoredResult]:
     """A task's results as HGETALL gives them (sample index -> JSON), decoded."""
-    return {int(index): StoredResult.model_validate_json(raw) for index, raw in stored.items()}
+    return {int(index): result(raw) for index, raw in stored.items()}
 
 
 def task_results(client: redis.Redis, run: str, task_ids: Iterable[str]) -> dict[str, dict[int, StoredResult]]:

@@ -20,7 +20,7 @@ Oracle = Literal["equal", "find_zero", "set", "not_none", "any", "or_zero", "sur
 class TestSet(BaseModel):
     """What every kind of test set has: how many tests a sample's score counts, and what a raw answer's
     program is made of (worker/judging/program.py). Each kind is one model below, named by its `kind`, and
-    judged by its module of worker/judging/ (worker/judging/__init__.py's table)."""
+    judged by its module of worker/judging/ (worker/judging/kinds.py's table)."""
 
     model_config = ConfigDict(extra="forbid")
 

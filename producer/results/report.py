@@ -17,7 +17,7 @@ from codeexec.producer.results.passk import pass_at_k
 from codeexec.protocol import keys
 from codeexec.protocol.models import RunMeta
 from codeexec.protocol.result import Outcome
-from codeexec.protocol.settings import MAX_TIMEOUT_S
+from codeexec.protocol.settings import MAX_SUITE_TIMEOUT_S, MAX_TIMEOUT_S
 from codeexec.worker.judging import assertions, cases, suites
 from codeexec.worker.judging.context import time_limit
 
@@ -194,7 +194,7 @@ def _natural(task_id: str) -> tuple[str, int, str]:
 
 def _suite_limits(meta: RunMeta) -> str:
     default = f"{suites.DEFAULT_TIME_LIMIT_S:g} s, BigCodeBench's {suites.BIGCODEBENCH_TIME_LIMIT_S:g} s"
-    limit = f"{meta.time_limit_s:g} s" if meta.time_limit_s else default
+    limit = f"{time_limit(None, meta.time_limit_s, 0, MAX_SUITE_TIMEOUT_S):g} s" if meta.time_limit_s else default
     where = f"environment {meta.environment}" if meta.environment else "the workers' own Python"
     posture = "relaxed (programs run, loopback up, no import denylist)" if meta.relaxed else "strict"
     return f"a sample {limit} (or the problem's own); {where}; sandbox posture {posture}"

@@ -172,7 +172,7 @@ class Dispatch:
                 raw = await self.aio.hget(keys.results(self.run, task_id), str(index))
                 if raw is not None:
                     seen.add(index)
-                    yield index, runs.results({str(index): raw})[index]
+                    yield index, runs.result(raw)
         finally:
             self._watchers[task_id].remove(queue)
             if not self._watchers[task_id]:
