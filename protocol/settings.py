@@ -115,11 +115,18 @@ class RunnerConfig(BaseModel):
         description="Environment variables of every candidate besides codeexec's own (an environment's: "
         "worker/environments.py).",
     )
-    posture: Literal["strict", "relaxed"] = Field(
+    posture: Literal["strict", "relaxed", "programs"] = Field(
         "strict",
         description="The sandbox's posture (worker/candidate/sandbox.py): strict, or relaxed for problem sets "
         "whose tasks run system programs and use a loopback network (BigCodeBench): the system's own programs "
-        "may be executed, and the candidate's network namespace has its loopback up. docs/security.md.",
+        "may be executed, and the candidate's network namespace has its loopback up; or programs, which the "
+        "judge of programs in other languages sets (worker/judging/programs.py): programs may be executed, "
+        "the toolchains' too, and the network is the strict posture's. docs/security.md.",
+    )
+    toolchains: list[str] = Field(
+        default_factory=list,
+        description="Directories the programs posture lets a candidate read and execute beyond the system's "
+        "program directories: what the languages' toolchains need (worker/languages/), which the judge sets.",
     )
 
     @property
@@ -243,6 +250,7 @@ WORKER_SETTINGS = frozenset(
         "sandbox",
         "pid_namespace",
         "posture",
+        "toolchains",
         "preload",
         "variables",
         "startup_timeout_s",

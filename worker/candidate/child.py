@@ -15,14 +15,15 @@ that calls main() (worker/process/zygote.py is the host's side of it).
 main() at the end is the whole run, top to bottom. Above it, in this file: the record it writes,
 described where it is written; the lifeline to the host; the PID namespace nothing the candidate
 starts outlives; the harnesses, one of which runs the program (its assertions, its calls, its stdin
-tests, or a test file), each writing its own lines of the record. Each other step is a module beside
-this one (a module more costs every fresh candidate ~0.25 ms, measured: so they are few):
+tests, a test file, another language's steps), each writing its own lines of the record. Each other
+step is a module beside this one (a module more costs every fresh candidate ~0.25 ms, measured: so
+they are few):
 
     sandbox.py      the kernel's sandbox: network namespace, seccomp, Landlock, no capabilities
     execute.py      the import guard, then the candidate's program and its assertions, or its calls on
                     each input (HumanEval+, call-based tests)
     stdin_tests.py  stdin tests: the program as a script on each test's input, a fork of this process
-                    per test
+                    per test; and the steps of a program in another language (a compiler, the program)
     testfile.py     tests that are a test file (unittest, pytest), run after the program as one module
     bigcodebench_harness.py  what BigCodeBench's harness sets up around a task (its process functions)
     values.py       the safe encoding of what is sent, and digests of large values
@@ -43,7 +44,7 @@ from _signal import SIGKILL
 # The other sections of this script, each a module beside it (worker/candidate/__init__.py).
 from execute import flush_output, guards, run, run_io
 from sandbox import Plan, clear_scratch, confine, confined, libc, loopback_up, missing, prepare, restrict_calls, ruleset
-from stdin_tests import run_tests
+from stdin_tests import run_steps, run_tests
 from testfile import run_suite
 from values import to_json
 
@@ -84,12 +85,13 @@ _open, _close, _monotonic_ns = os.open, os.close, time.monotonic_ns
 #       exception). The host answers the first such line for each assertion, and judges that value.
 #   {"nonce": N, "event": "test", "index": I, "ended": E, "detail": D, "stdout": L, "stderr": K, "status": S,
 #    "ns": C, "began": B, "clock": T}
-#       only from the "stdin" harness (stdin tests and scripts: stdin_tests.py), once test I's process and all it
-#       started are gone: E is "pass" or "error" (the program's own account of how it ended; D says why, as
-#       "finished" does), "limit" (it was charged its limit), "output" (over a cap: D says which) or
-#       "killed" (a signal or an exit status ended it). What it printed, L bytes, was written to stdout
-#       just before this line, and K bytes of what it wrote to stderr (a script's; 0 for a stdin test,
-#       whose stderr is only counted) to stderr. S: the status its process ended with, as
+#       only from the "stdin" and "steps" harnesses (stdin tests, scripts, a program's steps: stdin_tests.py),
+#       once test I's process and all it started are gone: E is "pass" or "error" (the program's own account
+#       of how it ended; D says why, as "finished" does; a step's command that could not be executed),
+#       "limit" (it was charged its limit), "output" (over a cap: D says which) or "killed" (a signal or
+#       an exit status ended it). What it printed, L bytes, was written to stdout just before this line,
+#       and K bytes of what it wrote to stderr (a script's or a step's; 0 for a stdin test, whose stderr is
+#       only counted) to stderr. S: the status its process ended with, as
 #       os.waitstatus_to_exitcode() gives it (-N: signal N), or null where the runner stopped it ("limit",
 #       "output"). C: the ns it was charged; B, T: CLOCK_MONOTONIC in ns at its fork and its end. The
 #       child then waits for the host's answer, one byte: b"c" (run the next test) or b"s" (stop).
@@ -391,21 +393,21 @@ def _calls(candidate: str, given: dict, record: tuple, _: tuple) -> tuple:
     return run_io, (candidate, given, report)
 
 
-def _stdin(candidate: str, given: dict, record: tuple, sandboxed: tuple) -> tuple:
-    """The program as a script on each test's standard input, a fork of this process per test
-    (stdin_tests.py); "test" lines, each answered by the host."""
+def _forks(candidate: str, given: dict, record: tuple, sandboxed: tuple) -> tuple:
+    """A confined fork of this process per test: the program as a script on a stdin test's input (run_tests()),
+    or a step of another language's program, a compiler or the program (run_steps()); "test" lines."""
     plan, rules, protections = sandboxed
     # kill(-1) between tests is this namespace's only where the runner is its second process.
     contained = protections["pid_namespace"] == "on" and _getpid() == 2
 
-    def report(
-        index: int, ended: str, detail: str, printed: tuple, status: int | None, ns: int, began: int, clock: int
-    ) -> bool:
+    def report(index: int, ended: str, detail: str, printed: tuple, status: int | None, *times: int) -> bool:
         fields = {"ended": ended, "detail": detail, "stdout": printed[0], "stderr": printed[1], "status": status}
-        send(*record, "test", index=index, ns=ns, began=began, clock=clock, **fields)
+        send(*record, "test", index=index, **dict(zip(("ns", "began", "clock"), times, strict=True)), **fields)
         return _read(record[0], 1) == b"c"
 
     confinement = (plan, rules, {name: protections[name] for name in ("filesystem", "signals", "capabilities")})
+    if "steps" in given:
+        return run_steps, (given, contained, confinement, report)
     return run_tests, (candidate, given, contained, confinement, report)
 
 
@@ -418,8 +420,8 @@ def _suite(candidate: str, given: dict, record: tuple, _: tuple) -> tuple:
     return run_suite, (candidate, given, report)
 
 
-HARNESSES = {"assertions": _assertions, "calls": _calls, "stdin": _stdin, "suite": _suite}
-_CONFINED_PER_TEST = {"stdin"}  # runs none of the program in this process: each test's process is confined
+HARNESSES = {"assertions": _assertions, "calls": _calls, "stdin": _forks, "steps": _forks, "suite": _suite}
+_CONFINED_PER_TEST = {"stdin", "steps"}  # runs none of the program in this process: each test's process is confined
 
 
 def main(
@@ -435,7 +437,8 @@ def main(
     seccomp: bytes | None = None,
     script: str | None = None,
     forked: tuple | None = None,
-    relaxed: bool = False,
+    posture: str = "strict",
+    toolchains: tuple = (),
     stack: int | None = None,
 ) -> None:
     """Run the candidate and write the record; never returns. `harness`: how the program runs (HARNESSES),
@@ -445,9 +448,9 @@ def main(
     builds (worker/process/seccomp.py, seccomp_filter()); a zygote's forks have it attached already.
     `script`: the file a fresh interpreter was started on, removed first (it holds the nonce; the candidate
     has no business reading it). `forked`: what the zygote that forked this process made for it (warm.py,
-    become_candidate()), else None. `relaxed`: the sandbox's relaxed posture (sandbox.py), which a zygote's
-    forks have from it. `stack`: a fresh interpreter's stack limit, which it sets itself (the host sets
-    every other limit, and a fork's stack limit, with prlimit)."""
+    become_candidate()), else None. `posture`: the sandbox's (sandbox.py: "strict", "relaxed", or "programs"
+    with its `toolchains`), which a zygote's forks have from it. `stack`: a fresh interpreter's stack limit,
+    which it sets itself (the host sets every other limit, and a fork's stack limit, with prlimit)."""
     if script is not None:
         os.unlink(script)
     # The host sets our resource limits (prlimit), then sends "g" down the lifeline: no candidate
@@ -459,8 +462,8 @@ def main(
             import resource
 
             resource.setrlimit(resource.RLIMIT_STACK, (stack, stack))
-        protections = new_namespaces(pid_namespace != "off", sandbox != "off", relaxed)
-        plan = prepare(sandbox, seccomp, relaxed)
+        protections = new_namespaces(pid_namespace != "off", sandbox != "off", posture == "relaxed")
+        plan = prepare(sandbox, seccomp, posture, toolchains)
         protections["syscalls"] = restrict_calls(plan)
         rules = ruleset(plan, ".")
         if isinstance(plan, Plan):

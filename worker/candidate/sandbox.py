@@ -14,7 +14,7 @@ Each protection is reported in the child's "started" record, and with the result
               zygote makes for each candidate and which cannot reach outside the caller's own; no
               bpf, perf_event_open, keyrings, io_uring, userfaultfd; sockets of AF_INET/AF_INET6 only
               (an AF_UNIX socket could connect to any socket file: the Valkey server's, Docker's), and
-              AF_UNIX stream socketpairs.
+              AF_UNIX socketpairs (a pair reaches nothing but itself).
   filesystem  Landlock, in the candidate's own process before any of its code runs (confine()):
               read-only access to what Python loads (the interpreter's prefixes and sys.path, the
               system libraries) and a few system files (READ_PATHS, DEVICES); read-write access to
@@ -43,6 +43,14 @@ directory (programs written for SandboxFusion's runners write there), and which 
 candidate starts (child.py). What an executed program does is bounded as its parent is: the same
 namespaces, seccomp filter, Landlock domain, no capabilities and no_new_privs (a setuid binary gains
 nothing).
+
+The programs posture, for programs in other languages than Python (worker/languages/: a compiler, then
+the program it made, or an interpreter on the program's file), allows what they need of the relaxed
+posture's first and third changes and nothing of its network or SCRATCH: execve, the system's program
+directories, the working directory (where the compiler writes the program) and the toolchains'
+directories (RunnerConfig.toolchains: headers, class libraries, a rustup toolchain) read and executed,
+RELAXED_READ_PATHS read; the network namespace's loopback stays down and Landlock's TCP rules are made,
+as in the strict posture.
 
 Each step only adds restrictions; none can be undone by what it covers. This file is the host's
 codeexec.worker.candidate.sandbox and the child's module `sandbox` (loaded beside child.py): it uses built-in modules
@@ -132,10 +140,13 @@ class Plan:
     """What the sandbox needs, worked out once in the process the candidate's processes are forked from (a
     zygote, or a fresh candidate's interpreter): the calls (through _ctypes), descriptors of the paths
     Landlock's rules name with each rule's bytes, and the seccomp program (`program`: seccomp_filter()'s,
-    which the host builds once: building it here would cost every fresh candidate ~0.5 ms). `relaxed`:
-    the relaxed posture's rules (above); `scratch`: SCRATCH is private, and written as the working directory."""
+    which the host builds once: building it here would cost every fresh candidate ~0.5 ms). `posture`:
+    "strict", or the relaxed or programs posture's rules (above), `toolchains` being the programs posture's
+    toolchain directories; `scratch`: SCRATCH is private, and written as the working directory."""
 
-    def __init__(self, program: bytes | None, relaxed: bool = False, scratch: bool = False) -> None:
+    def __init__(
+        self, program: bytes | None, posture: str = "strict", toolchains: tuple = (), scratch: bool = False
+    ) -> None:
         import _ctypes
 
         self.scratch = scratch
@@ -143,19 +154,23 @@ class Plan:
         self.call = libc()
         self.abi = self._landlock_abi()
         self.handled_fs = _FS_BY_ABI[max(v for v in _FS_BY_ABI if v <= self.abi)] if self.abi > 0 else 0
-        self.handled_net = _NET_BIND_TCP | _NET_CONNECT_TCP if self.abi >= 4 and not relaxed else 0
+        self.handled_net = _NET_BIND_TCP | _NET_CONNECT_TCP if self.abi >= 4 and posture != "relaxed" else 0
         self.scoped = _SCOPE_ABSTRACT_UNIX_SOCKET | _SCOPE_SIGNAL if self.abi >= 6 else 0
         read = _READ_FILE | _READ_DIR
+        runs = posture != "strict"
         # The relaxed posture runs what a test writes there (a shell script: BigCodeBench/459) under the same
-        # sandbox as the candidate's own code, which can already do all a program could.
-        unexecutable = _IOCTL_DEV | _MAKE_CHAR | _MAKE_BLOCK | (0 if relaxed else _EXECUTE)
+        # sandbox as the candidate's own code, which can already do all a program could; the programs
+        # posture, the program its compiler wrote.
+        unexecutable = _IOCTL_DEV | _MAKE_CHAR | _MAKE_BLOCK | (0 if runs else _EXECUTE)
         self.workdir_rights = self.handled_fs & ~unexecutable
         self.proc_rights = read
-        run = read | _EXECUTE if relaxed else read
+        run = read | _EXECUTE if runs else read
         wanted = [(path, run) for path in _beneath_none(_python_paths())] + [(path, read) for path in READ_PATHS]
-        if relaxed:
+        if runs:
             wanted += [(path, read | _EXECUTE) for path in EXEC_PATHS]
             wanted += [(path, read) for path in RELAXED_READ_PATHS]
+        if posture == "programs":
+            wanted += [(path, read | _EXECUTE) for path in toolchains]
         wanted += [(path, _READ_FILE | _WRITE_FILE | _TRUNCATE) for path in DEVICES]
         wanted.append((SHARED_MEMORY, _READ_FILE | _WRITE_FILE | _TRUNCATE | _MAKE_REG | _REMOVE_FILE))
         if scratch:
@@ -298,14 +313,15 @@ def private_scratch() -> bool:
     return True
 
 
-def prepare(setting: str, program: bytes | None, relaxed: bool = False) -> Plan | str:
+def prepare(setting: str, program: bytes | None, posture: str = "strict", toolchains: tuple = ()) -> Plan | str:
     """The plan, or the state every protection of it is in: "off" (the setting), "refused: <why>".
-    `program`: seccomp_filter()'s; `relaxed`: the relaxed posture, whose SCRATCH is made private here
-    (private_scratch(): after the namespaces, before the filter that refuses mount)."""
+    `program`: seccomp_filter()'s; `posture`: "strict", "relaxed" (whose SCRATCH is made private here:
+    private_scratch(), after the namespaces, before the filter that refuses mount) or "programs", with its
+    `toolchains`."""
     if setting == "off":
         return "off"
     try:
-        return Plan(program, relaxed, relaxed and private_scratch())
+        return Plan(program, posture, tuple(toolchains), posture == "relaxed" and private_scratch())
     except (ImportError, OSError) as exc:
         return f"refused: {exc}"
 

@@ -29,6 +29,20 @@ the forks), ~3 ms here against ~10 ms (docs/benchmarks.md), and no test can reac
 limit: seconds a test may be charged; caps: what each may print; budget: seconds all of them may be
 charged together (the sample's); ceiling: the wall-clock time a test may take, as a multiple of its limit.
 
+steps (programs in other languages: worker/judging/programs.py, run_steps()): no Python runs in the tests'
+processes at all. Each step is a command the test's process executes (execve) once it is confined, in the
+working directory, where the host wrote the program's file: a compiler, then the program it made, or an
+interpreter on the file. A step's outcome is its exit status; the host answers whether to run the next
+(not after a failed compile).
+
+    steps = {"steps": [{"argv": [path, ...], "env": {name: value}, "limit": s, "cap": bytes,
+                        "data_bytes": bytes or None}, ...], "stderr_cap": bytes, "ceiling": factor}
+
+argv[0] is the command's absolute path; env is added to the runner's environment ("{dir}" in a value: the
+working directory's absolute path); data_bytes is the
+step's RLIMIT_DATA (what a runtime that reserves address space up front, the JVM, Node, Go, is not broken
+by, as RLIMIT_AS breaks it); limit, cap and ceiling as for stdio.
+
 script (the HTTP service's /run_code: worker/judging/script.py): the program is a file in the working
 directory, which the host wrote there with the request's files, and its one test runs it as `python FILE`
 (or `pytest FILE`) would, to the letter a client can see: sys.argv, __file__, the file's directory first
@@ -92,6 +106,24 @@ def run_tests(candidate: str, stdio: dict, contained: bool, sandbox: tuple, repo
         if script and script.get("scratch"):
             keep_scratch(script["scratch"])
         _write_all(1, test.out.data)  # to the host: the "test" record says how much of it is this test's
+        _write_all(2, test.err.data)
+        lengths = (len(test.out.data), len(test.err.data))
+        if not report(index, ended, detail, lengths, status, test.charged, test.began, test.ended):
+            break
+    if own_wait is not None:
+        _close(own_wait)
+    return "pass", "", None
+
+
+def run_steps(steps: dict, contained: bool, sandbox: tuple, report) -> tuple[str, str, None]:
+    """Run each of `steps`' commands in turn, in a confined process of its own, while the host wants the
+    next; `report` as for run_tests(). ("pass", "", None) once they have run: the host judges them."""
+    own_wait = _figure("/proc/thread-self/schedstat")
+    for index, step in enumerate(steps["steps"]):
+        limit = step["limit"] * 1e9
+        test = _Test(limit, steps["ceiling"] * limit, step["cap"], steps["stderr_cap"], own_wait, True)
+        ended, detail, status = test.run(step, {}, b"", contained, sandbox)
+        _write_all(1, test.out.data)
         _write_all(2, test.err.data)
         lengths = (len(test.out.data), len(test.err.data))
         if not report(index, ended, detail, lengths, status, test.charged, test.began, test.ended):
@@ -270,6 +302,8 @@ def _test_process(code, namespace: dict, fds: tuple[int, int, int, int], contain
             _write(result_w, f"error\nthe test's process could not be confined: {differ}".encode())
             _exit(0)
         me = _getpid()
+        if isinstance(code, dict) and "argv" in code:
+            execute_step(code, result_w)
         if isinstance(code, dict):
             outcome, detail, status = run_file(code["file"], code["pytest"])
         else:
@@ -281,6 +315,22 @@ def _test_process(code, namespace: dict, fds: tuple[int, int, int, int], contain
             _write(result_w, f"{outcome}\n{detail}".encode("utf-8", "replace")[:_RESULT_BYTES])
     finally:
         _exit(status)
+
+
+def execute_step(step: dict, result_w: int) -> None:
+    """Become the step's command (run_steps()); where it cannot be executed, say so and end with status 127,
+    as a shell does. Its status is its account: the result pipe closes as it is executed."""
+    if step["data_bytes"] is not None:
+        import resource  # this process's only: the runner never loads it
+
+        resource.setrlimit(resource.RLIMIT_DATA, (step["data_bytes"], step["data_bytes"]))
+    here = os.getcwd()
+    env = {name: value.replace("{dir}", here) for name, value in step["env"].items()}
+    try:
+        os.execve(step["argv"][0], step["argv"], {**os.environ, **env})
+    except OSError as exc:
+        _write(result_w, f"error\ncould not run {step['argv'][0]}: {exc.strerror}".encode("utf-8", "replace"))
+        _exit(127)
 
 
 def run_file(file: str, pytest: bool) -> tuple[str, str, int]:

@@ -18,7 +18,7 @@ _gcd_import = _frozen_importlib._gcd_import  # bound before the guards replace i
 # ---- the zygote: one warm interpreter, one fork per candidate ------------------------------------------
 #
 # Isolation "fork": the host starts this script once, with serve(sock_fd, nest, denied, sandbox, seccomp,
-# preload, prelude, relaxed) as its call.
+# preload, prelude, posture, toolchains) as its call.
 # The zygote never runs a byte of candidate code and never installs the guards (it builds them once,
 # for its forks to install: guards()); it only answers the host's requests on a unix socket
 # (SOCK_SEQPACKET: one request, one message), one candidate at a time. First it says b"ready <pid>":
@@ -61,7 +61,8 @@ def serve(
     seccomp: bytes | None,
     preload: list[str],
     prelude: str,
-    relaxed: bool = False,
+    posture: str = "strict",
+    toolchains: tuple = (),
 ) -> None:
     import _socket  # the zygote's: loaded once, into no candidate's time
     import marshal
@@ -80,8 +81,8 @@ def serve(
         except BaseException:  # each runner runs it again, and reports how it fails
             pass
     sock = _socket.socket(fileno=sock_fd)
-    home, watch, made = zygote_namespaces(sock, nest, sandbox != "off", relaxed)
-    plan = prepare(sandbox, seccomp, relaxed)
+    home, watch, made = zygote_namespaces(sock, nest, sandbox != "off", posture == "relaxed")
+    plan = prepare(sandbox, seccomp, posture, toolchains)
     made["syscalls"] = restrict_calls(plan)  # the server's filter, and every fork's from its first instruction
     prepared = (denied, guards(denied))  # after the last import of ours, as guards() requires
     if home is None:

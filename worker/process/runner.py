@@ -60,10 +60,12 @@ class Harness:
       calls.py, checker.py make it);
     - stdin: the program as a script on each test's standard input, a process per test (worker/judging/
       stdio.py, script.py), whose runners start from `prelude`'s namespace;
+    - steps: commands run one after another, each in a process of its own, on the program's file: a
+      compiler, then the program it made (worker/judging/programs.py);
     - suite: a test file's tests, after the program (worker/judging/suites.py).
     """
 
-    name: Literal["assertions", "calls", "stdin", "suite"]
+    name: Literal["assertions", "calls", "stdin", "steps", "suite"]
     given: object
     splits: tuple[Split | None, ...] = ()
     prelude: str = ""
@@ -190,7 +192,8 @@ def _run_in(
         "nonce": nonce,
         "pid_namespace": config.pid_namespace,
         "sandbox": config.sandbox,
-        "relaxed": config.posture == "relaxed",
+        "posture": config.posture,
+        "toolchains": tuple(config.toolchains),
     }
     opened: list[int] = []
     try:
@@ -213,7 +216,8 @@ def _run_in(
                             config.sandbox,
                             tuple(config.preload),
                             harness.prelude,
-                            config.posture == "relaxed",
+                            config.posture,
+                            tuple(config.toolchains),
                         )
                     )
                     root = Forked(warm, warm.fork(workdir, own, arguments, theirs))
@@ -266,7 +270,7 @@ def _start_fresh(
     """Isolation "fresh": a new interpreter for this candidate, on a script that calls child.main()."""
     stdout_w, stderr_w, record_w, lifeline_r = fds
     # The system call filter goes to the fresh interpreter only: a zygote attaches it once (worker/process/zygote.py).
-    program = seccomp_filter(config.posture == "relaxed")
+    program = seccomp_filter(config.posture != "strict")
     # The stack limit is the interpreter's own to set: exec() puts back the one it began with once the
     # new program is in place, after Popen has returned (fs/exec.c, setup_new_exec), so a prlimit() from
     # here can come too early.

@@ -58,25 +58,28 @@ class Zygote:
         sandbox: str,
         preload: tuple[str, ...] = (),
         prelude: str = "",
-        relaxed: bool = False,
+        posture: str = "strict",
+        toolchains: tuple[str, ...] = (),
     ) -> None:
         """command: the interpreter and its flags; head: the code that imports serve(); nest: put each
         candidate in a PID namespace of its own; denied: the modules its candidates are denied, for
         the guards it prepares; sandbox: the setting; preload: modules it imports before its first fork;
         prelude: the code whose namespace its stdin tests' runners start from (worker/candidate/warm.py);
-        relaxed: the sandbox's relaxed posture (worker/candidate/sandbox.py)."""
+        posture, toolchains: the sandbox's posture, and the programs posture's toolchain directories
+        (worker/candidate/sandbox.py)."""
         # Each candidate's process sets its own tree token (worker/process/proctree.py), but /proc shows a
         # process's environment as it was when its program started: a fork that does not exec shows
         # the zygote's. The zygote's own token makes those known to the cleanup too.
         self.token = secrets.token_hex(8)
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        seccomp = seccomp_filter(posture != "strict")
         try:
             self.process = subprocess.Popen(
                 [
                     *command,
                     "-c",
-                    f"{head}serve({theirs.fileno()}, {nest}, {denied!r}, {sandbox!r}, {seccomp_filter(relaxed)!r}, "
-                    f"{list(preload)!r}, {prelude!r}, {relaxed!r})\n",
+                    f"{head}serve({theirs.fileno()}, {nest}, {denied!r}, {sandbox!r}, {seccomp!r}, "
+                    f"{list(preload)!r}, {prelude!r}, {posture!r}, {tuple(toolchains)!r})\n",
                 ],
                 cwd="/",
                 env={**env, TOKEN_VARIABLE: self.token},
@@ -228,11 +231,12 @@ def zygote(
     sandbox: str,
     preload: tuple[str, ...] = (),
     prelude: str = "",
-    relaxed: bool = False,
+    posture: str = "strict",
+    toolchains: tuple[str, ...] = (),
 ) -> Iterator[Zygote]:
     """An idle zygote of this kind, started if there is none, for one candidate; given back after."""
     env_items = tuple(sorted(env.items()))
-    kind = (os.getpid(), tuple(command), env_items, nest, tuple(denied), sandbox, preload, prelude, relaxed)
+    kind = (os.getpid(), tuple(command), env_items, nest, tuple(denied), sandbox, preload, prelude, posture, toolchains)
     found = None
     with _lock:
         # Not a fork's copy of its parent's zygotes, nor one that died while idle (poll() reaps it).
@@ -244,7 +248,7 @@ def zygote(
                 break
     for warm in dead:
         warm.close()
-    found = found or Zygote(command, head, env, nest, denied, sandbox, preload, prelude, relaxed)
+    found = found or Zygote(command, head, env, nest, denied, sandbox, preload, prelude, posture, toolchains)
     try:
         yield found
     finally:
