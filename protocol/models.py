@@ -213,8 +213,48 @@ class Script(TestSet):
         return 1
 
 
+class ProgramTests(TestSet):
+    """A program in another language than Python, with its tests appended, run as its benchmark's harness
+    runs it (worker/judging/programs.py): compiled if its language is, then run; it passes by exiting with
+    status 0 (MultiPL-E's, HumanEval-X's and MBXP's rule: the tests are asserts, or a main that checks).
+
+    The program is the sample's (a completion after the prompt, cut at the first of `stop_tokens` as
+    MultiPL-E cuts it; a solution; the code of a raw answer), then `joiner`, then `tests`."""
+
+    kind: Literal["program"] = "program"
+    language: str = Field(min_length=1, description="Its language's name in codeexec (worker/languages/).")
+    tests: str = Field(description="The test harness in the program's language, put after the program.")
+    joiner: str = Field("\n", description="What goes between the program and its tests (MultiPL-E's '\\n').")
+    stop_tokens: list[str] = Field(
+        default_factory=list, description="A completion ends at the first of these (MultiPL-E's stop tokens)."
+    )
+    benchmark: str = Field("", description="Whose rows these are (multipl-e, mxeval, humaneval-x), for reports.")
+
+    @property
+    def total(self) -> int:
+        return 1
+
+    def after_program(self, solution: bool) -> str:
+        """What follows a sample's program: the joiner and the tests. A whole `solution` closes its
+        function itself: MultiPL-E's tests of a brace language open with the line that closes the
+        prompt's, which it then leaves out."""
+        tests = self.tests
+        if solution:
+            first, _, rest = tests.lstrip("\n").partition("\n")
+            if first.strip() == "}":
+                tests = rest
+        return self.joiner + tests
+
+    def cut(self, completion: str) -> str:
+        """A completion up to the first of the stop tokens, as MultiPL-E cuts one."""
+        found = [at for at in (completion.find(token) for token in self.stop_tokens if token) if at >= 0]
+        return completion[: min(found)] if found else completion
+
+
 #: A problem's tests: one kind of test set, named by its `kind`.
-Tests = Annotated[AssertionTests | IOTests | CaseTests | SuiteTests | Script, Field(discriminator="kind")]
+Tests = Annotated[
+    AssertionTests | IOTests | CaseTests | SuiteTests | Script | ProgramTests, Field(discriminator="kind")
+]
 #: The field of each kind, where a problem names its tests by kind (codeexec's own problems files, and runs
 #: stored before a problem's tests were one value).
 _FIELD_KINDS = {"assertions": "assertions", "io": "evalplus", "cases": None, "suite": "suite", "script": "script"}

