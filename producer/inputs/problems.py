@@ -14,7 +14,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from codeexec.producer.inputs import competitive, mbppplus, testfiles
+from codeexec.producer.inputs import competitive, mbppplus, programs, testfiles
 from codeexec.producer.inputs.files import InputError, open_text_lines, read_jsonl, write_whole
 from codeexec.producer.inputs.humaneval import split_check
 from codeexec.protocol.models import AssertionTests, IOTests, Oracle, Problem
@@ -46,7 +46,8 @@ SHAPES = (
     "MBPP's (task_id, test_list, optional test_setup_code, challenge_test_list; or test_imports), "
     "HumanEval's (task_id, prompt, test, entry_point), EvalPlus's (task_id, prompt, entry_point, "
     "canonical_solution, base_input, optional plus_input, atol), MultiPL-E's (name, prompt, test), "
-    f"a competitive-programming shape: {competitive.SHAPES}, or a test file's: {testfiles.SHAPES}"
+    f"a competitive-programming shape: {competitive.SHAPES}, a test file's: {testfiles.SHAPES}, or in another "
+    f"language: {programs.SHAPES}"
 )
 
 
@@ -155,17 +156,15 @@ def _records(path: Path) -> Iterator[tuple[str, dict[str, Any]]]:
         yield f"{path}: element {number}", record
 
 
-#: What a record's `language` field (MBXP's, MultiPL-E's) may say of a program codeexec runs.
-PYTHON = {"python", "python3", "py"}
-
-
 def _problem(record: dict[str, Any], challenge: bool, position: int = 0) -> Problem:
-    """One problem in whichever of SHAPES the record has (told apart by their test field); `position`:
-    its place in the file (the task_id of a competitive-programming shape that has none)."""
-    language = record.get("language")
-    if isinstance(language, str) and language.strip().lower() not in PYTHON:
-        # MBXP's and MultiPL-E's rows of other languages have the shapes of Python's: never judge them as Python.
-        raise ValueError(f"language {language!r}: codeexec runs Python programs only, and judges no other as Python")
+    """One problem in whichever of SHAPES the record has (told apart by their test field, and a language
+    field other than Python's); `position`: its place in the file (the task_id of a competitive-programming
+    shape that has none)."""
+    # First: MBXP's and MultiPL-E's rows of other languages have the shapes of Python's, and are never
+    # judged as Python.
+    shape = programs.shape_of(record)
+    if shape is not None:
+        return programs.problem(record, shape)
     shape = competitive.shape_of(record)
     if shape is not None:
         return competitive.problem(record, shape, position)

@@ -9,7 +9,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from codeexec.producer.inputs.files import InputError, read_jsonl
-from codeexec.protocol.models import Problem, Sample, SampleKind
+from codeexec.producer.inputs.programs import PYTHON
+from codeexec.protocol.models import Problem, ProgramTests, Sample, SampleKind
+from codeexec.worker.languages import name_of
 
 #: The field holding the sample's code, by format: human-eval, EvalPlus, raw model output.
 SAMPLE_FIELDS = tuple(kind.value for kind in SampleKind)
@@ -33,8 +35,9 @@ class SampleSet:
 
 
 def task_id_of(record: dict[str, object], known: Container[str]) -> str | None:
-    """The sample's task_id. MBPP samples may name their task by number (11 or "11") for Mbpp/11."""
-    task_id = record.get("task_id", record.get("question_id"))  # question_id: LiveCodeBench's
+    """The sample's task_id. MBPP samples may name their task by number (11 or "11") for Mbpp/11;
+    LiveCodeBench's name it question_id, MultiPL-E's name."""
+    task_id = record.get("task_id", record.get("question_id", record.get("name")))
     if isinstance(task_id, int) and not isinstance(task_id, bool) and f"Mbpp/{task_id}" in known:
         return f"Mbpp/{task_id}"
     if not isinstance(task_id, str):
@@ -71,6 +74,9 @@ def read_samples(
         if task_id not in problems:
             unknown.append(f"{path}:{line_no}: {task_id!r}")
             continue
+        wrong = wrong_language(record.get("language"), problems[task_id])
+        if wrong:
+            raise InputError(f"{path}:{line_no}: {wrong}")
         kind = treat_as or SampleKind(present[0])
         lines.append(SampleLine(task_id, per_task[task_id], Sample(kind=kind, text=text)))
         per_task[task_id] += 1
@@ -85,3 +91,15 @@ def read_samples(
     if not lines:
         raise InputError(f"{path}: no sample left to evaluate")
     return SampleSet(path, digest.hexdigest(), lines, len(unknown), per_task)
+
+
+def wrong_language(given: object, problem: Problem) -> str | None:
+    """Why a sample that says it is in `given` (mxeval's, MultiPL-E's language field) cannot be judged
+    against `problem`: a program is never judged in a language it is not written in."""
+    if not isinstance(given, str):
+        return None
+    theirs = "python" if given.strip().lower() in PYTHON else name_of(given)
+    ours = problem.tests.language if isinstance(problem.tests, ProgramTests) else "python"
+    if theirs == ours:
+        return None
+    return f"the sample is in {given!r}, and {problem.task_id}'s tests are {ours}'s: never judged in another language"
