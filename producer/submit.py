@@ -26,6 +26,7 @@ from codeexec.protocol.models import (
     Job,
     JudgeMode,
     Problem,
+    ProgramTests,
     RunMeta,
     SampleKind,
     SuiteTests,
@@ -131,6 +132,7 @@ def submit(
     meta.base_tests = any(isinstance(each, IOTests) for each in tests)
     meta.case_tests = any(isinstance(each, CaseTests) for each in tests)
     meta.assertion_tests = any(isinstance(each, AssertionTests) for each in tests)
+    meta.program_tests = any(isinstance(each, ProgramTests) for each in tests)
     suites = [each for each in tests if isinstance(each, SuiteTests)]
     meta.suite_tests, meta.relaxed = bool(suites), any(suite.relaxed for suite in suites)
     # Claiming the name is the first write: a taken name changes nothing in Redis.

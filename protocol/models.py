@@ -380,6 +380,7 @@ class RunMeta(BaseModel):
     )
     case_tests: bool = Field(False, description="Some problems have competitive-programming tests.")
     suite_tests: bool = Field(False, description="Some problems' tests are test files (unittest, pytest).")
+    program_tests: bool = Field(False, description="Some problems are programs in other languages than Python.")
     relaxed: bool = Field(False, description="Some problems run under the relaxed sandbox posture (docs/security.md).")
     judge_mode: JudgeMode | None = Field(
         None, description="Competitive-programming problems: how outputs are compared (None: each problem's mode)."

@@ -20,7 +20,7 @@ from typing import get_args
 import redis
 
 from codeexec.producer import runs
-from codeexec.producer.entry import flags
+from codeexec.producer.entry import doctor, flags
 from codeexec.producer.entry.api import Codeexec, compare_runs, comparison_html, prepare, run_html
 from codeexec.producer.inputs.files import InputError
 from codeexec.producer.inputs.problems import MBPP_SPLITS
@@ -34,6 +34,7 @@ from codeexec.producer.results.bigcodebench_results import ground_truth, ground_
 from codeexec.producer.results.evalplus_results import write_eval_results
 from codeexec.producer.results.lcb_results import write_lcb_results
 from codeexec.producer.results.persample import write_per_sample
+from codeexec.producer.results.program_results import write_multiple_results, write_mxeval_results
 from codeexec.producer.results.report import build_report
 from codeexec.producer.service import command as serve
 from codeexec.producer.submit import cancel, resume, set_priority, submit, truth_run, version
@@ -145,6 +146,18 @@ def build_parser() -> argparse.ArgumentParser:
     )
     output.add_argument(
         "--lcb-results", type=Path, metavar="OUT.json", help="also write LiveCodeBench's *_eval_all.json for the run"
+    )
+    output.add_argument(
+        "--multiple-results",
+        type=Path,
+        metavar="DIR",
+        help="programs in other languages: also write MultiPL-E's <name>.results.json of each problem into DIR",
+    )
+    output.add_argument(
+        "--mxeval-results",
+        type=Path,
+        metavar="OUT.jsonl",
+        help="programs in other languages: also write mxeval's _results.jsonl for the run",
     )
     output.add_argument(
         "--bigcodebench-results",
@@ -328,6 +341,12 @@ def _report(client: redis.Redis, run: str, ks: list[int], args: argparse.Namespa
     if args.lcb_results:
         count = write_lcb_results(client, meta, args.lcb_results, moved)
         stderr.print(f"wrote LiveCodeBench's results of {count} samples to {args.lcb_results}")
+    if args.multiple_results:
+        count = write_multiple_results(client, meta, args.multiple_results, moved)
+        stderr.print(f"wrote MultiPL-E's results of {count} samples to {args.multiple_results}")
+    if args.mxeval_results:
+        count = write_mxeval_results(client, meta, args.mxeval_results, moved)
+        stderr.print(f"wrote mxeval's results of {count} samples to {args.mxeval_results}")
     if args.bigcodebench_results:  # with the ground truth: made and waited for by eval, else as far as it is
         made = truth_run(client, meta, make=args.command == "eval")
         if args.command == "eval":
@@ -434,36 +453,6 @@ def cmd_stop(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_doctor(args: argparse.Namespace) -> int:
-    """Run a probe candidate in each isolation mode, with this machine's settings, and say what it ran
-    under; exit 1 if the settings require a protection that is not in place."""
-    from codeexec.worker.candidate.sandbox import missing
-    from codeexec.worker.process.protections import NAMES, probe, relaxations
-
-    settings = get_settings()
-    found = probe()
-    relaxed = {f"{mode}, relaxed posture": states for mode, states in probe(posture="relaxed").items()}
-    absent = {
-        mode: missing(protections, settings.pid_namespace, settings.sandbox)
-        for mode, protections in (found | relaxed).items()
-    }
-    if args.json:
-        document = {"sandbox": settings.sandbox, "pid_namespace": settings.pid_namespace, "isolation": found}
-        print(json.dumps(document | {"relaxed": relaxed, "relaxations": relaxations()}))
-    else:
-        print(f"settings: CODEEXEC_SANDBOX={settings.sandbox}, CODEEXEC_PID_NAMESPACE={settings.pid_namespace}")
-        for mode, protections in (found | relaxed).items():
-            print(f"isolation {mode}:")
-            for name in NAMES:
-                print(f"  {name:<14} {protections.get(name, 'unknown')}")
-        print("the relaxed posture (BigCodeBench's and ClassEval's problems; docs/security.md) allows besides:")
-        print("".join(f"  - {line}\n" for line in relaxations()), end="")
-        for mode, names in absent.items():
-            if names:
-                print(f"codeexec: required, and not in place (isolation {mode}): {', '.join(names)}", file=sys.stderr)
-    return 1 if any(absent.values()) else 0
-
-
 def cmd_flower(args: argparse.Namespace) -> int:
     try:
         import flower  # noqa: F401 — only to say clearly that it is missing
@@ -489,7 +478,7 @@ COMMANDS = {
     "worker": cmd_worker,
     "server": cmd_server,
     "stop": cmd_stop,
-    "doctor": cmd_doctor,
+    "doctor": doctor.run,
     "env": lambda args: venvs.command(args, get_settings().data_dir),
     "flower": cmd_flower,
     "serve": serve.command,

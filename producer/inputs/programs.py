@@ -6,7 +6,8 @@ ProgramTests problem (protocol/models.py), judged as its benchmark's harness jud
   the same in its completions files): a completion's program is prompt + completion + "\\n" + tests, the
   completion cut at the first stop token;
 - MBXP's (mxeval's: task_id MBCPP/1, language, prompt, test): prompt + completion + test;
-- HumanEval-X's (CodeGeeX's: task_id CPP/0, prompt, declaration, test): as CodeGeeX assembles them.
+- HumanEval-X's (CodeGeeX's: task_id CPP/0, prompt, declaration, test): as CodeGeeX's evaluate_humaneval_x.py
+  assembles them (its Go and Rust rows are refused, saying why: their libraries are not to be had here).
 
 A row's language must be one codeexec runs, and its toolchain must be on this machine where the workers
 are this machine's (worker/languages/: `codeexec doctor` lists them); else the file's line is named with
@@ -18,9 +19,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field
 
-from codeexec.protocol.models import Problem, ProgramTests
+from codeexec.protocol.models import AssertionTests, Problem, ProgramTests
 from codeexec.protocol.settings import get_settings
 from codeexec.worker.languages import LANGUAGES, language_of, name_of
 
@@ -31,7 +32,7 @@ SHAPES = (
 #: What a language field may say of Python: those rows are read as Python's shapes are.
 PYTHON = {"python", "python3", "py"}
 #: HumanEval-X's task id prefixes, and the languages they name.
-HUMANEVAL_X = {"CPP": "cpp", "Java": "java", "JavaScript": "javascript", "Go": "go", "Rust": "rust"}
+HUMANEVAL_X = {"CPP": "cpp", "Java": "java", "JavaScript": "javascript", "Go": "go", "Rust": "rust", "Python": "python"}
 _HUMANEVAL_X_ID = re.compile(r"^(?P<prefix>[A-Za-z]+)/\d+$")
 
 
@@ -41,7 +42,7 @@ class _MultiPLE(BaseModel):
     name: str
     language: str
     prompt: str
-    tests: str
+    tests: str = Field(validation_alias=AliasChoices("tests", "test"))  # test: the copies DeepSeek's, Reflexion's
     stop_tokens: list[str] = []
 
 
@@ -68,12 +69,12 @@ def shape_of(record: dict[str, Any]) -> str | None:
     language = record.get("language")
     if isinstance(language, str) and language.strip().lower() in PYTHON:
         return None
-    if "tests" in record and "name" in record and isinstance(language, str):
+    if ("tests" in record or "test" in record) and "name" in record and isinstance(language, str):
         return "multipl-e"
     task_id = record.get("task_id")
     found = _HUMANEVAL_X_ID.match(task_id) if isinstance(task_id, str) else None
     if found and found["prefix"] in HUMANEVAL_X and "declaration" in record and not isinstance(language, str):
-        return "humaneval-x"
+        return "humaneval-x"  # its Python rows too: their prompt, imports and test are CodeGeeX's
     if isinstance(language, str):
         return "mbxp"
     return None
@@ -96,12 +97,46 @@ def problem(record: dict[str, Any], shape: str) -> Problem:
         language = _language(mbxp.language, "mxeval")
         tests = ProgramTests(language=language, tests=mbxp.test, joiner="", benchmark="mxeval")
         return Problem(task_id=mbxp.task_id, prompt=mbxp.prompt, tests=tests)
-    row_x = _HumanEvalX.model_validate(record)
-    found = _HUMANEVAL_X_ID.match(row_x.task_id)
+    return _humaneval_x(_HumanEvalX.model_validate(record))
+
+
+#: What CodeGeeX's HumanEval-X evaluation puts before a C++ program (codegeex/benchmark/utils.py's
+#: IMPORT_HELPER), each where the prompt lacks it, and before a Python one.
+_CPP_HEADERS = tuple(
+    f"#include<{name}>"
+    for name in ("stdlib.h", "algorithm", "math.h", "stdio.h", "vector", "string", "climits", "cstring", "iostream")
+)
+_PYTHON_IMPORTS = (
+    "import math\nimport re\nimport sys\nimport copy\nimport datetime\nimport itertools\nimport collections\n"
+    "import heapq\nimport statistics\nimport functools\nimport hashlib\nimport string\nfrom typing import *\n"
+    "from collections import *\ntry:\n    import numpy\n    import numpy as np\nexcept ImportError:\n    pass"
+)
+#: HumanEval-X's languages codeexec does not run yet, and why.
+_HUMANEVAL_X_REFUSED = {
+    "go": "HumanEval-X's Go tests import github.com/stretchr/testify (CodeGeeX vendors it into a Go module), which "
+    "codeexec does not provide yet",
+    "rust": "HumanEval-X's Rust programs use the rand, regex and md5 crates (CodeGeeX builds them with cargo), which "
+    "codeexec does not provide yet",
+}
+
+
+def _humaneval_x(row: _HumanEvalX) -> Problem:
+    """A HumanEval-X row, assembled as CodeGeeX's evaluate_humaneval_x.py assembles its program (the
+    generation after the prompt, then "\\n" and the test): C++'s missing headers first (IMPORT_HELPER);
+    Python's imports, its test calling check() itself."""
+    found = _HUMANEVAL_X_ID.match(row.task_id)
     assert found is not None
     language = HUMANEVAL_X[found["prefix"]]
-    tests = ProgramTests(language=_language(language, shape), tests=row_x.test, benchmark=shape)
-    return Problem(task_id=row_x.task_id, prompt=row_x.prompt, tests=tests)
+    if language == "python":
+        tests = AssertionTests(assertions=[row.test])
+        return Problem(task_id=row.task_id, prompt=row.prompt, setup=_PYTHON_IMPORTS, tests=tests)
+    if language in _HUMANEVAL_X_REFUSED:
+        raise ValueError(f"{row.task_id}: {_HUMANEVAL_X_REFUSED[language]}")
+    prompt = row.prompt
+    if language == "cpp":
+        prompt = "".join(f"{header}\n" for header in _CPP_HEADERS if header not in prompt) + "\n" + prompt
+    tests = ProgramTests(language=_language(language, "humaneval-x"), tests=row.test, benchmark="humaneval-x")
+    return Problem(task_id=row.task_id, prompt=prompt, tests=tests)
 
 
 def _language(given: str, benchmark: str) -> str:

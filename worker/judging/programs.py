@@ -62,7 +62,7 @@ def run_in(program: str, language: Language, run_limit: float, options: dict[str
         )
     config = runner_config(**options)
     file = language.file_of(program)
-    steps = language.steps(file, toolchain)
+    steps = language.steps(file, toolchain, program)
     limits = [language.compile_limit_s if kind == "compile" else run_limit for kind, _, _ in steps]
     given = {
         "steps": [

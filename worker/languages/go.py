@@ -22,7 +22,7 @@ class Go(Language):
 LANGUAGE = Go(
     name="go",
     title="Go",
-    aliases=("go", "go_test.go", "golang"),
+    aliases=("go_test.go", "go", "golang"),
     tools=("go",),
     package="golang-go",
     file="main_test.go",

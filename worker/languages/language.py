@@ -47,7 +47,8 @@ class Language:
       than that the program crashed (assertion_fail against error);
     - how a step's end reads, where the reference reads more than its exit status: `compiled`, the exit
       statuses of a compile that succeeded; `failed_if`, text in the run's stdout or stderr that fails it
-      whatever its status (Go's FAIL); `failed_if_stderr`, any stderr fails it (Racket, Scala);
+      whatever its status (Go's FAIL); `quiet`, what fails it if anything is written there: "stderr"
+      (Racket, Scala), "both" stdout and stderr (HumanEval-X's JavaScript), "" nothing;
       `status_ignored`, only failed_if decides (C#'s mono exits 0 when a Debug.Assert fails);
       `syntax_text`, what in a failed run says its program did not compile (a language whose one step
       compiles and runs: Go's go test, D's rdmd);
@@ -69,7 +70,7 @@ class Language:
     failed_assertion: re.Pattern[str] | None = None
     compiled: frozenset[int] = frozenset({0})
     failed_if: re.Pattern[str] | None = None
-    failed_if_stderr: bool = False
+    quiet: str = ""
     status_ignored: bool = False
     syntax_text: re.Pattern[str] | None = None
     compile_limit_s: float = 30.0
@@ -82,8 +83,8 @@ class Language:
         """The program's file name (Java's is its public class's)."""
         return self.file
 
-    def steps(self, file: str, toolchain: Toolchain) -> list[tuple[str, list[str], dict[str, str]]]:
-        """("compile" or "run", argv, env) of each step of the program in `file`, its tools' paths from
+    def steps(self, file: str, toolchain: Toolchain, program: str = "") -> list[tuple[str, list[str], dict[str, str]]]:
+        """("compile" or "run", argv, env) of each step of `program`, in `file`, its tools' paths from
         `toolchain` (env's "{dir}" is the runner's to fill: worker/candidate/stdin_tests.py)."""
         words = {"{file}": file, "{stem}": file.rsplit(".", 1)[0], "{main}": self.main}
 
@@ -95,9 +96,9 @@ class Language:
 
     def run_ended(self, status: int | None, stdout: str, stderr: str) -> str:
         """How a run that exited with `status` reads: "pass", "assertion_fail", "syntax_error" or "error"."""
-        failed = (
-            self.failed_if is not None and bool(self.failed_if.search(stdout) or self.failed_if.search(stderr))
-        ) or (self.failed_if_stderr and bool(stderr.strip()))
+        written = {"": "", "stderr": stderr, "both": stdout + stderr}[self.quiet]
+        said = self.failed_if is not None and self.failed_if.search(f"{stdout}\n{stderr}") is not None
+        failed = said or bool(written.strip())
         if not failed and (status == 0 or self.status_ignored):
             return "pass"
         for outcome, pattern in (("syntax_error", self.syntax_text), ("assertion_fail", self.failed_assertion)):

@@ -8,7 +8,7 @@ from codeexec.worker.languages.language import Language
 LANGUAGE = Language(
     name="r",
     title="R",
-    aliases=("r", "R"),
+    aliases=("r",),
     tools=("Rscript",),
     package="r-base-core",
     file="main.r",

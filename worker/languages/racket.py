@@ -14,7 +14,7 @@ LANGUAGE = Language(
     file="main.rkt",
     run=("racket", "{file}"),
     reads=("/usr/share/racket", "/etc/racket", "/usr/local/share/racket"),
-    failed_if_stderr=True,
+    quiet="stderr",
     syntax_text=re.compile(r"read-syntax"),
     failed_assertion=re.compile(r"FAILURE"),
 )

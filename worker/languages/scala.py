@@ -18,9 +18,9 @@ LANGUAGE = Language(
     run=("scala", "-cp", ".", "{main}"),
     env={"JAVA_OPTS": "-Xss8m"},
     reads=("/usr/share/scala", "/usr/share/java", "/etc/java-17-openjdk"),
-    failed_if_stderr=True,
+    quiet="stderr",
     failed_assertion=re.compile(r"java\.lang\.AssertionError"),
     compile_limit_s=45.0,
     version=("-version",),
 )
-DIALECTS = {"mxeval": replace(LANGUAGE, main="Main", failed_if_stderr=False, compile_limit_s=100.0, run_limit_s=10.0)}
+DIALECTS = {"mxeval": replace(LANGUAGE, main="Main", quiet="", compile_limit_s=100.0, run_limit_s=10.0)}

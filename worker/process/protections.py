@@ -34,6 +34,18 @@ def relaxations() -> list[str]:
     ]
 
 
+def programs_relaxations() -> list[str]:
+    """What the sandbox's programs posture allows that the strict one does not (worker/candidate/sandbox.py),
+    for programs in other languages than Python (worker/languages/): said by `codeexec doctor`."""
+    return [
+        f"execve: the system's programs ({', '.join(EXEC_PATHS)}), the languages' toolchain directories (headers, "
+        "class libraries, a rustup toolchain: `codeexec doctor` lists them), and the working directory, where the "
+        "compiler writes the program, may be read and executed",
+        f"these may be read besides: {', '.join(RELAXED_READ_PATHS)}",
+        "the network stays as the strict posture's: a namespace of its own with its loopback down, TCP filtered",
+    ]
+
+
 def probe(**limits: object) -> dict[str, dict[str, str]]:
     """isolation -> protection -> "on", "off" or "refused: <why>", for each isolation mode, with the
     settings (and `limits`: the relaxed posture, say); "require" is probed as "auto" (what is there), for the

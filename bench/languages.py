@@ -1,0 +1,338 @@
+"""Programs in other languages: codeexec's verdicts against the reference harnesses' own, run here on the same
+samples, and the speed of each against the other and against the floor (the programs' own compile and run).
+
+Sets (../shared/data/multilang/):
+- mbcpp, mbjsp, mbtsp, mbgp: MBXP's problems with mxeval's example samples (one real generation a task);
+  the reference is mxeval's evaluate_functional_correctness (its timeout 10 s), run here.
+- mbcpp-canonical, mbjsp-canonical, mbtsp-canonical, mbgp-canonical, mbjp-canonical: MBXP's canonical
+  solutions (where a row has one), judged by mxeval here: each must pass wherever mxeval passes it.
+- reflexion-rs-1, reflexion-rs-2: GPT-4's Reflexion programs for MultiPL-E's humaneval-rs (whole
+  programs); the reference is MultiPL-E's evaluation (evaluation/src/main.py, eval_rust.py), run here.
+- humaneval-x-canonical-<lang> (cpp, java, js, rust): HumanEval-X's canonical solutions, which must pass
+  (no reference is run: CodeGeeX's harness passes them all).
+
+For each set codeexec runs it (--workers local workers, fork isolation, warmed by a run of a few samples),
+then the reference with as many workers; each is timed from the first sample to the last. Every sample
+whose verdicts differ is listed with both harnesses' words. The floor: each program's own commands (its
+compile and its run), one after another, without a sandbox, divided among the workers.
+
+    python bench/languages.py --mxeval DIR --multiple DIR [--sets mbjsp,reflexion-rs-1] [--workers 2]
+        [--limit N] [--load] [--json OUT]
+
+--mxeval: a checkout of amazon-science/mxeval (its mxeval/ package); --multiple: of nuprl/MultiPL-E (or
+its fork ankhanhtran02/MultiPL-E@08266b2a: the same evaluation/src/). Each runs from a copy in a temporary
+directory, in a throw-away virtualenv (numpy, tqdm). --load runs codeexec again beside 3 busy loops a core
+and counts the verdicts that flip.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from load_invariance import CORES, busy_loops
+
+import codeexec
+from codeexec.producer.inputs.problems import load_problems
+from codeexec.protocol.models import ProgramTests
+from codeexec.worker.judging.program import program_for
+from codeexec.worker.languages import language_of
+
+DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "multilang"
+MBXP = {"mbcpp": "mbcpp_release_v1.2", "mbjsp": "mbjsp_release_v1.2", "mbtsp": "mbtsp_release_v1.2",
+        "mbgp": "mbgp_release_v1.1", "mbjp": "mbjp_release_v1.2"}  # fmt: skip
+HUMANEVAL_X = {"cpp": "cpp", "java": "java", "js": "js", "rust": "rust"}
+
+
+@dataclass
+class Set:
+    """A set: its problems file, its samples (task_id and one code field each, as codeexec reads them), and
+    how the reference is run on it ("mxeval", "multiple", or "" for none)."""
+
+    name: str
+    problems: Path
+    samples: list[dict[str, Any]]
+    reference: str
+    language: str = ""
+    known: list[bool] | None = None  # where no reference runs: what it is known to give (canonical: pass)
+    notes: list[str] = field(default_factory=list)
+
+
+def mbxp(name: str, canonical: bool, directory: Path, limit: int) -> Set:
+    problems = DATA / "mbxp" / "problems" / f"{MBXP[name]}.jsonl"
+    rows = [json.loads(line) for line in problems.read_text().splitlines() if line.strip()]
+    language = rows[0]["language"]
+    if canonical:
+        samples = [{"task_id": r["task_id"], "completion": r["canonical_solution"], "language": language}
+                   for r in rows if r.get("canonical_solution")]  # fmt: skip
+    else:
+        path = DATA / "mbxp" / "samples" / f"{name}_samples.jsonl"
+        samples = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    samples = samples[: limit or None]
+    # mxeval asks for a sample of every problem: the problems file holds only the sampled ones.
+    sampled = {sample["task_id"] for sample in samples}
+    kept = directory / f"{name}{'-canonical' if canonical else ''}-problems.jsonl"
+    kept.write_text("".join(json.dumps(r) + "\n" for r in rows if r["task_id"] in sampled))
+    return Set(name + ("-canonical" if canonical else ""), kept, samples, "mxeval", language)
+
+
+def reflexion(run: int, directory: Path, limit: int) -> Set:
+    rows = [json.loads(line) for line in (DATA / "reflexion-rs" / f"gpt4_reflexion_humaneval-rs_run{run}.jsonl")
+            .read_text().splitlines() if line.strip()]  # fmt: skip
+    samples = [{"task_id": r["name"], "solution": r["solution"], "language": "rs"} for r in rows][: limit or None]
+    return Set(f"reflexion-rs-{run}", DATA / "multipl-e" / "humaneval" / "humaneval-rs-reworded.jsonl",
+               samples, "multiple", "rs")  # fmt: skip
+
+
+def humaneval_x(language: str, directory: Path, limit: int) -> Set:
+    path = DATA / "humaneval-x" / f"humaneval_{HUMANEVAL_X[language]}.jsonl.gz"
+    with gzip.open(path, "rt") as lines:
+        rows = [json.loads(line) for line in lines]
+    samples = [{"task_id": r["task_id"], "completion": r["canonical_solution"]} for r in rows][: limit or None]
+    return Set(f"humaneval-x-canonical-{language}", path, samples, "", language, known=[True] * len(samples))
+
+
+def make_set(name: str, directory: Path, limit: int) -> Set:
+    """The set called `name`, its first `limit` samples (0: all)."""
+    if name.startswith("reflexion-rs-"):
+        return reflexion(int(name.rsplit("-", 1)[1]), directory, limit)
+    if name.startswith("humaneval-x-canonical-"):
+        return humaneval_x(name.rsplit("-", 1)[1], directory, limit)
+    base = name.removesuffix("-canonical")
+    return mbxp(base, name.endswith("-canonical"), directory, limit)
+
+
+SETS = [*MBXP, *(f"{name}-canonical" for name in MBXP), "reflexion-rs-1", "reflexion-rs-2",
+        *(f"humaneval-x-canonical-{language}" for language in HUMANEVAL_X)]  # fmt: skip
+MBXP_SETS = [name for name in SETS if name.removesuffix("-canonical") in MBXP and name != "mbjp"]
+
+
+# ---- codeexec --------------------------------------------------------------------------------------------
+
+
+def run_codeexec(one: Set, directory: Path, workers: int, tag: str) -> tuple[float, list[str], list[str]]:
+    """Seconds from submitting to the last result, each sample's outcome and detail. The workers are warm, as
+    they stay between runs: a run of the set's first samples goes first, untimed."""
+    samples = directory / f"{one.name}-{tag}.jsonl"
+    samples.write_text("".join(json.dumps(sample) + "\n" for sample in one.samples))
+    warm = directory / f"{one.name}-{tag}-warm.jsonl"
+    warm.write_text("".join(json.dumps(sample) + "\n" for sample in one.samples[: 2 * workers]))
+    with codeexec.connect(data_dir=directory / "data", workers=workers) as ce:
+        ce.submit(str(one.problems), warm, k=[1]).wait()
+        began = time.monotonic()
+        run = ce.submit(str(one.problems), samples, k=[1])
+        run.wait()
+        took = time.monotonic() - began
+        results = list(run.results())
+    return (
+        took,
+        [r.result.exit_code if r.result else "none" for r in results],
+        [r.result.detail if r.result else "" for r in results],
+    )
+
+
+# ---- the references --------------------------------------------------------------------------------------
+
+
+def virtualenv(directory: Path) -> Path:
+    """A throw-away virtualenv with what the references import."""
+    env = directory / "ref-venv"
+    if not (env / "bin" / "python").exists():
+        subprocess.run([sys.executable, "-m", "venv", str(env)], check=True)
+        subprocess.run([str(env / "bin" / "pip"), "install", "-q", "numpy", "tqdm"], check=True)
+    return env / "bin" / "python"
+
+
+_MXEVAL = """
+import json, sys, time
+from mxeval.evaluation import evaluate_functional_correctness
+began = time.monotonic()
+evaluate_functional_correctness(sys.argv[1], k=[1], n_workers=int(sys.argv[3]), timeout=10.0, problem_file=sys.argv[2])
+print(json.dumps({"seconds": time.monotonic() - began}))
+"""
+
+
+def run_mxeval(one: Set, source: Path, directory: Path, workers: int) -> tuple[float, list[str], list[str]]:
+    """mxeval's evaluate_functional_correctness from a copy of its package (it writes its programs inside
+    it): seconds, each sample's "pass" or "fail", and its result (stderr)."""
+    copy = directory / f"mxeval-{one.name}"
+    shutil.rmtree(copy, ignore_errors=True)
+    shutil.copytree(source / "mxeval", copy / "mxeval")
+    for metadata in (source / "data").glob("*/metadata*.json"):  # read when its package is imported
+        (copy / "data" / metadata.parent.name).mkdir(parents=True, exist_ok=True)
+        shutil.copy(metadata, copy / "data" / metadata.parent.name / metadata.name)
+    samples = directory / f"{one.name}-mxeval.jsonl"
+    samples.write_text("".join(json.dumps(sample) + "\n" for sample in one.samples))
+    python = virtualenv(directory)
+    # NODE_PATH: lodash, which mxeval's JS and TS tests require (mxeval's setup installs it with npm).
+    env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": str(directory), "NODE_PATH": "/usr/share/nodejs"}
+    done = subprocess.run([str(python), "-c", _MXEVAL, str(samples), str(one.problems), str(workers)], cwd=copy,
+                          env=env, capture_output=True, text=True, check=False)  # fmt: skip
+    if done.returncode:
+        raise SystemExit(f"mxeval failed on {one.name}:\n{done.stderr[-3000:]}")
+    took = json.loads(done.stdout.strip().splitlines()[-1])["seconds"]
+    results = [json.loads(line) for line in Path(f"{samples}_results.jsonl").read_text().splitlines()]
+    # Its results file keeps the samples' order.
+    return took, ["pass" if r["passed"] else "fail" for r in results], [str(r["result"])[-300:] for r in results]
+
+
+def run_multiple(one: Set, source: Path, directory: Path, workers: int) -> tuple[float, list[str], list[str]]:
+    """MultiPL-E's evaluation (evaluation/src/main.py) on a completions file per sample (the program as
+    MultiPL-E builds it: prompt + completion + "\\n" + tests, here "" + the program's head + "\\n" + the rest):
+    seconds, each sample's status, and its stderr."""
+    problems = load_problems(str(one.problems))
+    inputs = directory / f"multiple-{one.name}-in"
+    outputs = directory / f"multiple-{one.name}-out"
+    for path in (inputs, outputs):
+        shutil.rmtree(path, ignore_errors=True)
+        path.mkdir()
+    for index, sample in enumerate(one.samples):
+        program = _program(problems[sample["task_id"]], sample)
+        completions = {"name": f"{index:05d}", "language": one.language, "prompt": "", "tests": "",
+                       "completions": [program]}  # fmt: skip
+        (inputs / f"{index:05d}.json").write_text(json.dumps(completions))
+    copy = directory / "multiple-src"
+    shutil.rmtree(copy, ignore_errors=True)
+    shutil.copytree(source / "evaluation" / "src", copy)
+    python = virtualenv(directory)
+    began = time.monotonic()
+    subprocess.run([str(python), "main.py", "--dir", str(inputs), "--output-dir", str(outputs),
+                    "--max-workers", str(workers)], cwd=copy, capture_output=True, check=True)  # fmt: skip
+    took = time.monotonic() - began
+    statuses, said = [], []
+    for index in range(len(one.samples)):
+        result = json.loads((outputs / f"{index:05d}.results.json").read_text())["results"][0]
+        statuses.append(result["status"])
+        said.append(result["stderr"][-300:])
+    return took, statuses, said
+
+
+def _program(problem, sample: dict[str, Any]) -> str:
+    from codeexec.protocol.models import Sample, SampleKind
+
+    kind = SampleKind.SOLUTION if "solution" in sample else SampleKind.COMPLETION
+    program = program_for(problem, Sample(kind=kind, text=sample.get("solution", sample.get("completion", ""))))
+    assert program is not None
+    return program[:-1] if program.endswith("\n") else program  # MultiPL-E adds "\n" + tests ("")
+
+
+# ---- the floor -------------------------------------------------------------------------------------------
+
+
+def floor(one: Set, directory: Path, workers: int) -> float:
+    """Seconds each program's own commands take, one after another without a sandbox, divided among the
+    workers: what no harness that compiles and runs each program can beat."""
+    problems = load_problems(str(one.problems))
+    total = 0.0
+    for sample in one.samples:
+        problem = problems[sample["task_id"]]
+        tests = problem.tests
+        assert isinstance(tests, ProgramTests)
+        language = language_of(tests.language, tests.benchmark)
+        toolchain = language.toolchain()
+        assert not isinstance(toolchain, str), toolchain
+        program = _program(problem, sample) + "\n"
+        with tempfile.TemporaryDirectory(dir=directory) as work:
+            file = language.file_of(program)
+            Path(work, file).write_text(program)
+            began = time.monotonic()
+            for kind, argv, env in language.steps(file, toolchain, program):
+                env = {name: value.replace("{dir}", work) for name, value in env.items()}
+                limit = language.compile_limit_s if kind == "compile" else language.run_limit_s
+                try:
+                    done = subprocess.run(argv, cwd=work, env={"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": work,
+                                          **env}, capture_output=True, timeout=limit, check=False)  # fmt: skip
+                except subprocess.TimeoutExpired:
+                    break
+                if kind == "compile" and done.returncode not in language.compiled:
+                    break
+            total += time.monotonic() - began
+    return total / workers
+
+
+# ---- comparing -------------------------------------------------------------------------------------------
+
+
+def passed(outcome: str) -> bool:
+    return outcome in ("pass", "OK")
+
+
+def compare(one: Set, ours: list[str], theirs: list[str], our_said: list[str], their_said: list[str]) -> dict[str, Any]:
+    differ = [
+        {
+            "sample": index,
+            "task_id": sample["task_id"],
+            "codeexec": ours[index],
+            "reference": theirs[index],
+            "codeexec_said": our_said[index][:300],
+            "reference_said": their_said[index][:300],
+        }
+        for index, sample in enumerate(one.samples)
+        if passed(ours[index]) != passed(theirs[index])
+    ]
+    n = len(one.samples)
+    return {
+        "samples": n,
+        "same": n - len(differ),
+        "agreement": (n - len(differ)) / n,
+        "pass@1 codeexec": sum(map(passed, ours)) / n,
+        "pass@1 reference": sum(map(passed, theirs)) / n,
+        "differ": differ,
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--mxeval", type=Path, help="a checkout of amazon-science/mxeval")
+    parser.add_argument("--multiple", type=Path, help="a checkout of MultiPL-E (its evaluation/src/)")
+    parser.add_argument("--sets", default=",".join(SETS), help=f"comma-separated, of {', '.join(SETS)}")
+    parser.add_argument("--workers", type=int, default=CORES)
+    parser.add_argument("--limit", type=int, default=0, help="only the first N samples of each set")
+    parser.add_argument("--load", action="store_true", help="codeexec again beside 3 busy loops a core")
+    parser.add_argument("--no-floor", action="store_true", help="skip timing the floor")
+    parser.add_argument("--json", type=Path, help="write every figure and difference here")
+    args = parser.parse_args()
+    report: dict[str, Any] = {}
+    with tempfile.TemporaryDirectory(prefix="codeexec-languages-") as temporary:
+        directory = Path(temporary)
+        for name in args.sets.split(","):
+            one = make_set(name, directory, args.limit)
+            took, ours, our_said = run_codeexec(one, directory, args.workers, "idle")
+            entry: dict[str, Any] = {"codeexec_s": round(took, 2), "codeexec_per_s": round(len(one.samples) / took, 2)}
+            source = {"mxeval": args.mxeval, "multiple": args.multiple}.get(one.reference)
+            if one.reference and source is not None:
+                runner = run_mxeval if one.reference == "mxeval" else run_multiple
+                their_took, theirs, their_said = runner(one, source, directory, args.workers)
+                per_s = round(len(one.samples) / their_took, 2)
+                entry |= {"reference_s": round(their_took, 2), "reference_per_s": per_s}
+                entry["speedup"] = round(their_took / took, 2)
+                entry |= compare(one, ours, theirs, our_said, their_said)
+            elif one.known is not None:
+                known = ["pass" if ok else "fail" for ok in one.known[: len(one.samples)]]
+                entry |= compare(one, ours, known, our_said, [""] * len(known))
+            if not args.no_floor:
+                entry["floor_s"] = round(floor(one, directory, args.workers), 2)
+            if args.load:
+                with busy_loops(3 * CORES):
+                    _, loaded, _ = run_codeexec(one, directory, args.workers, "load")
+                entry["flips_under_load"] = sum(passed(a) != passed(b) for a, b in zip(ours, loaded, strict=True))
+            report[name] = entry
+            shown = {key: value for key, value in entry.items() if key != "differ"}
+            print(f"{name}: {json.dumps(shown)}", flush=True)
+            for difference in entry.get("differ", []):
+                print(f"  differs: {json.dumps(difference)}", flush=True)
+    if args.json:
+        args.json.write_text(json.dumps(report, indent=2))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,94 @@
+"""The references' own results files for a run of programs in other languages, so that their scripts (MultiPL-E's
+pass_k.py, mxeval's readers) read codeexec's results: MultiPL-E's `<name>.results.json` per problem, and
+mxeval's `<samples>_results.jsonl`."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import redis
+
+from codeexec.producer.inputs.files import InputError, write_whole
+from codeexec.producer.results.persample import recorded
+from codeexec.protocol.models import Problem, ProgramTests, RunMeta, StoredResult
+from codeexec.protocol.result import Outcome
+from codeexec.worker.judging.program import program_for
+from codeexec.worker.languages import LANGUAGES
+
+#: MultiPL-E's statuses (evaluation/src/eval_*.py) by codeexec's outcome; its pass@k counts OK alone.
+STATUSES = {Outcome.PASS: "OK", Outcome.SYNTAX_ERROR: "SyntaxError", Outcome.TIMEOUT: "Timeout"}
+#: What MultiPL-E keeps of a program's stdout and stderr.
+_KEPT = 2048
+
+
+def _programs_of(meta: RunMeta, option: str) -> None:
+    if not meta.program_tests:
+        raise InputError(f"run {meta.run!r} has no programs in other languages: {option} is for such runs")
+
+
+def status(stored: StoredResult) -> str:
+    """MultiPL-E's status of a result: OK, SyntaxError, Timeout, or Exception (anything else that failed)."""
+    return STATUSES.get(stored.exit_code, "Exception")
+
+
+def write_multiple_results(client: redis.Redis, meta: RunMeta, out: Path, samples_path: Path | None = None) -> int:
+    """Write `out`/<task_id>.results.json for each problem as MultiPL-E's evaluation does (evaluation/src/main.py):
+    the problem's fields (name, language, prompt, tests, stop_tokens) and its results in the samples' order,
+    {program, stdout, stderr, exit_code, status} each (exit_code -1 where it ran out of time; stdout and
+    stderr cut to 2,048 characters; MultiPL-E's timestamp is left out). The number of samples written."""
+    _programs_of(meta, "--multiple-results")
+    problems, found = recorded(client, meta, samples_path)
+    documents: dict[str, dict[str, Any]] = {}
+    for line, stored in found:
+        problem = problems[line.task_id]
+        document = documents.setdefault(line.task_id, _problem_fields(problem))
+        end = stored.script
+        document["results"].append(
+            {
+                "program": program_for(problem, line.sample) or "",
+                "stdout": end.stdout[:_KEPT] if end else "",
+                "stderr": (end.stderr if end else stored.detail)[:_KEPT],
+                "exit_code": -1 if stored.exit_code is Outcome.TIMEOUT or end is None else end.status,
+                "status": status(stored),
+            }
+        )
+    for task_id, document in documents.items():
+        if "/" in task_id or task_id in (".", ".."):
+            raise InputError(f"task id {task_id!r} cannot name a file of {out}")
+        write_whole(out / f"{task_id}.results.json", json.dumps(document, indent=2))
+    return sum(len(document["results"]) for document in documents.values())
+
+
+def _problem_fields(problem: Problem) -> dict[str, Any]:
+    tests = problem.tests
+    assert isinstance(tests, ProgramTests)
+    language = LANGUAGES[tests.language].aliases[0]  # MultiPL-E's name of it
+    return {"name": problem.task_id, "language": language, "prompt": problem.prompt, "tests": tests.tests,
+            "stop_tokens": tests.stop_tokens, "results": []}  # fmt: skip
+
+
+def write_mxeval_results(client: redis.Redis, meta: RunMeta, out: Path, samples_path: Path | None = None) -> int:
+    """Write `out` as mxeval's evaluate_functional_correctness writes `<samples>_results.jsonl`: each sample
+    {task_id, completion, language, result, passed, time_elapsed} in the samples' order (result: the
+    program's stderr, or the compiler's; time_elapsed in ms). The number of samples written."""
+    _programs_of(meta, "--mxeval-results")
+    problems, found = recorded(client, meta, samples_path)
+    lines = []
+    for line, stored in found:
+        tests = problems[line.task_id].tests
+        language = tests.language if isinstance(tests, ProgramTests) else "python"
+        said = stored.script.stderr if stored.script else stored.detail
+        lines.append(
+            {
+                "task_id": line.task_id,
+                line.sample.kind.value: line.sample.text,
+                "language": language,
+                "result": said,
+                "passed": stored.exit_code is Outcome.PASS,
+                "time_elapsed": round(stored.duration_s * 1000, 3),
+            }
+        )
+    write_whole(out, "".join(json.dumps(entry) + "\n" for entry in lines))
+    return len(lines)

@@ -1,0 +1,312 @@
+"""Programs in other languages (worker/languages/, worker/judging/programs.py): each language compiles and runs
+a program that passes, one whose test fails and one that does not compile, with the verdicts and messages
+its reference harness gives; the references' own rules (Go's FAIL, Racket's and Scala's stderr, C#'s status,
+mxeval's TypeScript compile); limits (time, output, memory) and the sandbox's programs posture hold for
+compiled programs; and the benchmarks' files are read as the references read them, the real data in
+../shared/data/multilang/ through `codeexec eval` with real workers."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+from pathlib import Path
+
+import pytest
+
+from codeexec.producer.inputs.files import InputError
+from codeexec.producer.inputs.problems import load_problems
+from codeexec.producer.inputs.samples import read_samples
+from codeexec.protocol.models import Problem, ProgramTests, Sample, SampleKind
+from codeexec.protocol.result import Outcome
+from codeexec.worker.judging.program import program_for
+from codeexec.worker.judging.programs import run_in
+from codeexec.worker.languages import LANGUAGES, MODULES, language_of, name_of
+from helpers import ROOT, codeexec, private_env, write_jsonl
+
+SHARED = ROOT.parent / "shared" / "data" / "multilang"
+
+RUBY = "require 'test/unit'\nclass T < Test::Unit::TestCase\n  def test_p\n    assert_equal({}, 1 + 1)\n  end\nend\n"
+#: Each language: a program that passes, one whose test fails (and the outcome its failure reads as), one
+#: that does not compile (a syntax error: in an interpreted language, where its interpreter says so), each
+#: as the language's MultiPL-E tests are written (asserts, a test framework's checks).
+PROGRAMS: dict[str, tuple[str, str, Outcome, str]] = {
+    "c": ("#include <assert.h>\nint main(void) { assert(1 + 1 == 2); return 0; }\n",
+          "#include <assert.h>\nint main(void) { assert(1 + 1 == 3); return 0; }\n", Outcome.ASSERTION_FAIL,
+          "int main( {"),
+    "cpp": ("#include <cassert>\nint main() { assert(1 + 1 == 2); }\n",
+            "#include <cassert>\nint main() { assert(1 + 1 == 3); }\n", Outcome.ASSERTION_FAIL, "int main( {"),
+    "java": ("class Problem { public static void main(String[] a) { assert 1 + 1 == 2; } }",
+             "class Problem { public static void main(String[] a) { assert 1 + 1 == 3; } }", Outcome.ASSERTION_FAIL,
+             "class Problem {"),
+    "javascript": ("const assert = require('node:assert');\nassert.deepEqual(1 + 1, 2);\n",
+                   "const assert = require('node:assert');\nassert.deepEqual(1 + 1, 3);\n", Outcome.ASSERTION_FAIL,
+                   "function ("),
+    "typescript": ("declare var require: any;\nconst assert = require('node:assert');\nassert.deepEqual(1 + 1, 2);\n",
+                   "declare var require: any;\nconst assert = require('node:assert');\nassert.deepEqual(1 + 1, 3);\n",
+                   Outcome.ASSERTION_FAIL, "let x: number = 'text';\n"),
+    "go": ('package p_test\nimport "testing"\nfunc TestP(t *testing.T) { if 1+1 != 2 { t.Errorf("no") } }\n',
+           'package p_test\nimport "testing"\nfunc TestP(t *testing.T) { if 1+1 != 3 { t.Errorf("no") } }\n',
+           Outcome.ASSERTION_FAIL, "package p_test\nfunc ("),
+    "rust": ("fn main() { assert_eq!(1 + 1, 2); }", "fn main() { assert_eq!(1 + 1, 3); }", Outcome.ASSERTION_FAIL,
+             "fn main( {"),
+    "bash": ("[[ $((1 + 1)) = 2 ]]\n", "set -e\n[[ $((1 + 1)) = 3 ]]\n", Outcome.ERROR, "if then fi (\n"),
+    "php": ("<?php\nif (1 + 1 != 2) { throw new Exception('Test failed!'); }\n",
+            "<?php\nif (1 + 1 != 3) { throw new Exception('Test failed!'); }\n", Outcome.ERROR, "<?php\nfunction ("),
+    "ruby": (RUBY.format(2), RUBY.format(3), Outcome.ASSERTION_FAIL, "def (\n"),
+    "lua": ("lu = require('luaunit')\nfunction test_p() lu.assertEquals(1 + 1, 2) end\nos.exit(lu.LuaUnit.run())\n",
+            "lu = require('luaunit')\nfunction test_p() lu.assertEquals(1 + 1, 3) end\nos.exit(lu.LuaUnit.run())\n",
+            Outcome.ASSERTION_FAIL, None),
+    "perl": ("use Test::Deep;\nif (!eq_deeply(1 + 1, 2)) { exit 1; }\n",
+             "use Test::Deep;\nif (!eq_deeply(1 + 1, 3)) { exit 1; }\n", Outcome.ERROR, "sub {\n"),
+    "r": ("stopifnot(isTRUE(all.equal(1 + 1, 2)))\n", "stopifnot(isTRUE(all.equal(1 + 1, 3)))\n",
+          Outcome.ASSERTION_FAIL, "f <- function( {\n"),
+    "racket": ("#lang racket\n(require rackunit)\n(check-equal? (+ 1 1) 2)\n",
+               "#lang racket\n(require rackunit)\n(check-equal? (+ 1 1) 3)\n", Outcome.ASSERTION_FAIL,
+               "#lang racket\n(define (f\n"),
+    "scala": ("object Problem { def main(args: Array[String]) = { assert(1 + 1 == 2) } }",
+              "object Problem { def main(args: Array[String]) = { assert(1 + 1 == 3) } }", Outcome.ASSERTION_FAIL,
+              "object Problem {"),
+    "csharp": ("using System.Diagnostics;\nclass P { static void Main() { Debug.Assert(1 + 1 == 2); } }\n",
+               "using System.Diagnostics;\nclass P { static void Main() { Debug.Assert(1 + 1 == 3); } }\n",
+               Outcome.ASSERTION_FAIL, "class P {"),
+    "d": ("unittest { assert(1 + 1 == 2); }\nvoid main() {}\n", "unittest { assert(1 + 1 == 3); }\nvoid main() {}\n",
+          Outcome.ASSERTION_FAIL, "void main( {"),
+}  # fmt: skip
+
+
+def judged(name: str, program: str, benchmark: str = "", limit: float | None = None, **options: object):
+    language = language_of(name, benchmark)
+    return run_in(program, language, limit or language.run_limit_s, options)
+
+
+def test_every_language_is_one_module_in_the_table() -> None:
+    assert set(PROGRAMS) == set(LANGUAGES) == {module.LANGUAGE.name for module in MODULES}
+    names = [alias.lower() for language in LANGUAGES.values() for alias in {language.name, *language.aliases}]
+    assert len(names) == len(set(names)), "an alias names two languages"
+    for language in LANGUAGES.values():
+        assert name_of(language.name.upper()) == language.name
+        assert (ROOT / "docs" / "languages.md").read_text().count(f"`{language.name}`") >= 1, language.name
+
+
+@pytest.mark.parametrize("name", sorted(PROGRAMS))
+def test_a_language_passes_fails_and_refuses_as_its_harness_does(name: str) -> None:
+    good, bad, failing, broken = PROGRAMS[name]
+    if isinstance(LANGUAGES[name].toolchain(), str):
+        pytest.skip(f"{LANGUAGES[name].toolchain()} (tests/system.py installs it)")
+    passed = judged(name, good)
+    assert (passed.exit_code, passed.score, passed.total) == (Outcome.PASS, 1.0, 1), passed
+    assert passed.protections and all(state == "on" for state in passed.protections.values()), passed.protections
+    failed = judged(name, bad)
+    assert (failed.exit_code, failed.score) == (failing, 0.0), failed
+    assert (failed.script is not None and failed.script.ended == "exited" and failed.script.status != 0) or name in (
+        "csharp",
+        "racket",
+    )
+    if broken is not None:
+        refused = judged(name, broken)
+        assert refused.exit_code is Outcome.SYNTAX_ERROR, refused
+        assert refused.detail.startswith("it does not compile: ") and len(refused.detail) > 30, refused.detail
+
+
+def test_the_reference_s_own_rules_where_the_status_is_not_enough() -> None:
+    # Racket's rackunit and Mono's Debug.Assert exit 0 when a check fails: stderr decides (MultiPL-E's rule).
+    for name in ("racket", "csharp"):
+        failed = judged(name, PROGRAMS[name][1])
+        assert failed.script is not None and failed.script.status == 0 and failed.exit_code is Outcome.ASSERTION_FAIL
+    # Scala passes only with nothing on stderr.
+    warned = judged("scala", 'object Problem { def main(args: Array[String]) = { System.err.println("x") } }')
+    assert warned.exit_code is Outcome.ERROR, warned
+    # MultiPL-E's TypeScript fails a type error; mxeval's takes tsc's status 2 (output emitted) as compiled.
+    typed = "let x: number = 'text';\nconsole.log(x);\n"
+    assert judged("typescript", typed).exit_code is Outcome.SYNTAX_ERROR
+    assert judged("typescript", typed, "mxeval").exit_code is Outcome.PASS
+    # Go: MultiPL-E's rows are test files run by `go test`, mxeval's programs run by `go run`.
+    assert judged(
+        "go", 'package main\nfunc main() { panic("Exception --- test case 0 failed") }\n', "mxeval"
+    ).exit_code in (
+        Outcome.ERROR,
+        Outcome.ASSERTION_FAIL,
+    )
+    assert judged("go", "package main\nfunc main() {}\n", "mxeval").exit_code is Outcome.PASS
+
+
+def test_a_program_out_of_time_is_stopped_and_its_tree_killed() -> None:
+    forever = "#include <unistd.h>\nint main() { fork(); for (;;) {} }\n"
+    result = judged("c", forever, limit=0.5)
+    assert result.exit_code is Outcome.TIMEOUT and "timed out after 0.5 s" in result.detail, result
+    assert result.script is not None and result.script.ended == "time_limit"
+
+
+def test_a_program_that_prints_without_end_is_stopped_at_its_cap() -> None:
+    result = judged("c", '#include <stdio.h>\nint main() { for (;;) puts("xxxxxxxxxxxxxxxx"); }\n', output_bytes=4096)
+    assert result.exit_code is Outcome.ERROR and "output overflow" in result.detail, result
+
+
+def test_memory_is_limited_by_rlimit_data_which_the_jvm_runs_under() -> None:
+    big = "#include <stdlib.h>\n#include <string.h>\nint main() { char *p = malloc(1L << 31); if (!p) return 3;"
+    big += " memset(p, 1, 1L << 31); return 0; }\n"
+    assert judged("c", big, memory_bytes=1 << 30).exit_code is Outcome.ERROR
+    assert judged("c", big, memory_bytes=4 << 30).exit_code is Outcome.PASS
+    # RLIMIT_AS at 1 GiB breaks the JVM's start (it reserves its heap up front); RLIMIT_DATA does not.
+    assert judged("java", PROGRAMS["java"][0], memory_bytes=1 << 30).exit_code is Outcome.PASS
+
+
+# ---- the sandbox: compiled programs make the calls themselves ------------------------------------------------
+
+ESCAPES = {
+    "a socket to the host's loopback": (
+        "#include <arpa/inet.h>\n#include <sys/socket.h>\nint main() { int s = socket(AF_INET, SOCK_STREAM, 0);"
+        " struct sockaddr_in a = {AF_INET, htons(PORT)}; a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);"
+        " return connect(s, (struct sockaddr *)&a, sizeof a) == 0 ? 0 : 1; }\n"
+    ),
+    "a unix socket": ("#include <sys/socket.h>\nint main() { return socket(AF_UNIX, SOCK_STREAM, 0) >= 0 ? 0 : 1; }\n"),
+    "ptrace": "#include <sys/ptrace.h>\nint main() { return ptrace(PTRACE_TRACEME, 0, 0, 0) == 0 ? 0 : 1; }\n",
+    "writing outside": '#include <stdio.h>\nint main() { return fopen("OUTSIDE", "w") ? 0 : 1; }\n',
+    "reading the host's files": '#include <stdio.h>\nint main() { return fopen("/etc/shadow", "r")'
+    ' || fopen("HOME/.bashrc", "r") ? 0 : 1; }\n',
+    "another process's /proc": '#include <stdio.h>\nint main() { return fopen("/proc/1/environ", "r")'
+    ' || fopen("/proc/1/cmdline", "r") ? 0 : 1; }\n',
+    "a raw syscall for a user namespace": (
+        "#include <unistd.h>\n#include <sys/syscall.h>\n"
+        "int main() { return syscall(SYS_unshare, 0x10000000) == 0 ? 0 : 1; }\n"
+    ),
+    "a mount": '#include <sys/mount.h>\nint main() { return mount("none", ".", "tmpfs", 0, 0) == 0 ? 0 : 1; }\n',
+}
+
+
+@pytest.mark.parametrize("escape", sorted(ESCAPES))
+def test_no_compiled_program_escapes(escape: str, tmp_path: Path) -> None:
+    """Each program exits 0 only where its call succeeded: under the sandbox, none does."""
+    listener = socket.create_server(("127.0.0.1", 0))
+    outside = tmp_path / "outside.txt"
+    program = (
+        ESCAPES[escape]
+        .replace("PORT", str(listener.getsockname()[1]))
+        .replace("OUTSIDE", str(outside))
+        .replace("HOME", os.path.expanduser("~"))
+    )
+    try:
+        result = judged("c", program)
+        assert result.exit_code is Outcome.ERROR and result.script is not None and result.script.status == 1, result
+        assert not outside.exists()
+    finally:
+        listener.close()
+
+
+def test_a_bounded_fork_bomb_leaves_nothing_behind() -> None:
+    bomb = "#include <unistd.h>\nint main() { for (int i = 0; i < 8; i++) fork(); sleep(60); return 0; }\n"
+    result = judged("cpp", bomb, limit=0.5)
+    assert result.exit_code is Outcome.TIMEOUT, result
+    left = [pid for pid in os.listdir("/proc") if pid.isdigit() and _is(pid, b"./main")]
+    assert not left, left
+
+
+def _is(pid: str, command: bytes) -> bool:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")[0] == command
+    except OSError:
+        return False
+
+
+# ---- the benchmarks' files -----------------------------------------------------------------------------------
+
+
+def test_a_completion_is_cut_at_the_first_stop_token_and_a_solution_closes_its_own_function() -> None:
+    tests = ProgramTests(language="rust", tests="}\n\nfn main() {\n    assert_eq!(f(), 1);\n}\n", stop_tokens=["\n}"])
+    problem = Problem(task_id="t", prompt="fn f() -> i32 {\n", tests=tests)
+    completion = Sample(kind=SampleKind.COMPLETION, text="    1\n}\n\nfn other() {}\n")
+    assert program_for(problem, completion) == "fn f() -> i32 {\n    1\n" + tests.tests
+    solution = Sample(kind=SampleKind.SOLUTION, text="fn f() -> i32 {\n    1\n}")
+    program = program_for(problem, solution)
+    assert program == "fn f() -> i32 {\n    1\n}\n\nfn main() {\n    assert_eq!(f(), 1);\n}\n"
+    assert judged("rust", program).exit_code is Outcome.PASS
+
+
+@pytest.mark.parametrize(
+    ("path", "count", "language", "benchmark"),
+    [
+        ("multipl-e/humaneval/humaneval-cpp-reworded.jsonl", 161, "cpp", "multipl-e"),
+        ("multipl-e/humaneval/humaneval-sh-reworded.jsonl", 158, "bash", "multipl-e"),
+        ("multipl-e/mbpp/mbpp-go-reworded.jsonl", 371, "go", "multipl-e"),
+        ("mbxp/problems/mbjsp_release_v1.2.jsonl", 966, "javascript", "mxeval"),
+        ("mbxp/problems/mbtsp_release_v1.2.jsonl", 968, "typescript", "mxeval"),
+        ("humaneval-x/humaneval_java.jsonl.gz", 164, "java", "humaneval-x"),
+    ],
+)
+def test_the_benchmarks_rows_are_read_in_their_languages(path: str, count: int, language: str, benchmark: str) -> None:
+    problems = load_problems(str(SHARED / path))
+    assert len(problems) == count
+    kinds = {(p.tests.language, p.tests.benchmark) for p in problems.values() if isinstance(p.tests, ProgramTests)}
+    assert kinds == {(language, benchmark)}
+
+
+def test_a_row_in_a_language_codeexec_does_not_run_names_the_line(tmp_path: Path) -> None:
+    rows = [{"name": "a", "language": "cpp", "prompt": "", "tests": "", "stop_tokens": []},
+            {"name": "b", "language": "swift", "prompt": "", "tests": "", "stop_tokens": []}]  # fmt: skip
+    with pytest.raises(InputError, match=r"rows.jsonl:2: language 'swift': codeexec does not run it"):
+        load_problems(str(write_jsonl(tmp_path / "rows.jsonl", rows)))
+    mbxp_cs = [{"task_id": "MBCSP/1", "language": "csharp", "prompt": "", "test": ""}]
+    with pytest.raises(InputError, match=r"rows.jsonl:1: language 'csharp' of mxeval: its tests need .NET 6"):
+        load_problems(str(write_jsonl(tmp_path / "rows.jsonl", mbxp_cs)))
+
+
+def test_a_missing_toolchain_names_the_line_and_the_package(tmp_path: Path) -> None:
+    rows = write_jsonl(tmp_path / "rows.jsonl", [{"task_id": "MBCPP/1", "language": "cpp", "prompt": "", "test": ""}])
+    samples = write_jsonl(tmp_path / "samples.jsonl", [{"task_id": "MBCPP/1", "completion": ""}])
+    env = private_env(tmp_path / "data") | {"PATH": str(tmp_path)}  # nowhere a g++ is
+    done = codeexec(env, "eval", "--problems", str(rows), "--samples", str(samples))
+    assert done.returncode == 2, done.stderr
+    assert f"{rows}:1: language 'cpp': no g++ on this machine (install g++)" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_a_sample_in_another_language_than_its_problem_s_is_refused(tmp_path: Path) -> None:
+    problems = load_problems(str(SHARED / "mbxp" / "problems" / "mbjsp_release_v1.2.jsonl"))
+    wrong = write_jsonl(tmp_path / "s.jsonl", [{"task_id": "MBJSP/1", "completion": "x", "language": "python"}])
+    with pytest.raises(InputError, match=r"s.jsonl:1: the sample is in 'python', and MBJSP/1's tests are javascript's"):
+        read_samples(wrong, problems)
+
+
+@pytest.mark.once
+def test_mbxp_and_multipl_e_samples_are_judged_as_their_references_judged_them(tmp_path: Path) -> None:
+    """Real generations through `codeexec eval` and real workers: mxeval's JavaScript samples (its verdicts,
+    reproduced here with mxeval's evaluator) and GPT-4's Reflexion Rust programs (MultiPL-E's statuses)."""
+    env = private_env(tmp_path / "data")
+    reference = [json.loads(line) for line in (SHARED / "mbxp/samples/mbjsp_samples.jsonl_results.jsonl").open()][:24]
+    ids = {row["task_id"] for row in reference}
+    rows = [json.loads(line) for line in (SHARED / "mbxp/problems/mbjsp_release_v1.2.jsonl").open()]
+    problems = write_jsonl(tmp_path / "js.jsonl", [row for row in rows if row["task_id"] in ids])
+    samples = write_jsonl(tmp_path / "js-samples.jsonl", [{k: r[k] for k in ("task_id", "completion", "language")}
+                                                          for r in reference])  # fmt: skip
+    rust = [json.loads(line) for line in (SHARED / "reflexion-rs/gpt4_reflexion_humaneval-rs_run1.jsonl").open()][:16]
+    statuses = [
+        json.loads(line)
+        for line in (SHARED / "reflexion-rs/gpt4_reflexion_humaneval-rs_run1.multiple_status.jsonl").open()
+    ]
+    rust_samples = write_jsonl(tmp_path / "rs.jsonl", [{"name": r["name"], "solution": r["solution"]} for r in rust])
+    rust_problems = SHARED / "multipl-e/humaneval/humaneval-rs-reworded.jsonl"
+    for problems_, samples_, expected in (
+        (problems, samples, [row["passed"] for row in reference]),
+        (rust_problems, rust_samples, [s["status"] == "OK" for s in statuses[:16]]),
+    ):
+        out = tmp_path / "per-sample.jsonl"
+        done = codeexec(env, "eval", "--problems", str(problems_), "--samples", str(samples_), "--skip-unknown",
+                        "--per-sample", str(out))  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        verdicts = [json.loads(line)["passed"] for line in out.read_text().splitlines()]
+        assert verdicts == expected
+
+
+def test_doctor_lists_every_language_with_its_toolchain_or_its_package(tmp_path: Path) -> None:
+    done = codeexec(private_env(tmp_path / "data"), "doctor", "--json")
+    languages = json.loads(done.stdout)["languages"]
+    assert set(languages) == set(LANGUAGES)
+    for name, found in languages.items():
+        if isinstance(LANGUAGES[name].toolchain(), str):
+            assert found["missing"].startswith("no ") and "(install " in found["missing"], found
+        else:
+            assert Path(found["path"]).is_file() and found["version"], found
+    assert json.loads(done.stdout)["programs"], "the programs posture is probed too"
+    plain = codeexec(private_env(tmp_path / "data"), "doctor")
+    assert "languages (docs/languages.md):" in plain.stdout and "C++ (cpp)" in plain.stdout
