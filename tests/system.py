@@ -25,6 +25,7 @@ class Need(NamedTuple):
 
 
 REPORTS, MULTIHOST, COMPOSE = "tests/test_reports.py", "tests/test_multihost.py", "tests/test_compose.py"
+LANGUAGES = "tests/test_languages.py"
 NEEDS = [
     Need("chromium", "chromium", REPORTS, "the HTML report rendered in a headless browser"),
     Need("iproute2", "ip", MULTIHOST, "test hosts made of network namespaces (tests/netns.py)"),
@@ -35,6 +36,32 @@ NEEDS = [
     Need("aardvark-dns", "/usr/lib/podman/aardvark-dns", COMPOSE, "names on that network (workers reach `redis`)"),
     Need("iptables", "iptables", COMPOSE, "netavark's rules for that network and its published port"),
     Need("debootstrap", "debootstrap", COMPOSE, "the stand-in base images, built offline (tests/standins/build.sh)"),
+    # Each language's toolchain (worker/languages/: its `package`; tests/test_languages.py checks they agree).
+    Need("gcc", "gcc", LANGUAGES, "C"),
+    Need("g++", "g++", LANGUAGES, "C++"),
+    Need("openjdk-17-jdk-headless", "javac", LANGUAGES, "Java"),
+    Need("libjavatuples-java", "/usr/share/java/javatuples.jar", LANGUAGES, "MultiPL-E's Java imports javatuples"),
+    Need("nodejs", "node", LANGUAGES, "JavaScript"),
+    Need("node-lodash", "/usr/share/nodejs/lodash", LANGUAGES, "MBXP's JavaScript and TypeScript tests require lodash"),
+    Need("node-typescript", "tsc", LANGUAGES, "TypeScript"),
+    Need("golang-go", "go", LANGUAGES, "Go"),
+    Need("rustc", "rustc", LANGUAGES, "Rust (or rustup's, in ~/.cargo/bin)"),
+    Need("bash", "bash", LANGUAGES, "Bash"),
+    Need("php-cli", "php", LANGUAGES, "PHP"),
+    Need("ruby", "ruby", LANGUAGES, "Ruby"),
+    Need("ruby-test-unit", "/usr/share/rubygems-integration/all/specifications", LANGUAGES, "MultiPL-E's Ruby tests"),
+    Need("lua5.4", "lua5.4", LANGUAGES, "Lua"),
+    Need("lua-unit", "/usr/share/lua/5.4/luaunit.lua", LANGUAGES, "MultiPL-E's Lua tests"),
+    Need("perl", "perl", LANGUAGES, "Perl"),
+    Need("libtest-deep-perl", "/usr/share/perl5/Test/Deep.pm", LANGUAGES, "MultiPL-E's Perl tests"),
+    Need("libdata-compare-perl", "/usr/share/perl5/Data/Compare.pm", LANGUAGES, "mxeval's Perl tests"),
+    Need("r-base-core", "Rscript", LANGUAGES, "R"),
+    Need("racket", "racket", LANGUAGES, "Racket"),
+    Need("scala", "scalac", LANGUAGES, "Scala"),
+    Need("mono-mcs", "mcs", LANGUAGES, "C#"),
+    Need("mono-runtime", "mono", LANGUAGES, "C#"),
+    Need("libmono-system-numerics4.0-cil", "/usr/lib/mono/4.5/System.Numerics.dll", LANGUAGES, "MultiPL-E's C#"),
+    Need("gdc", "gdc", LANGUAGES, "D"),
 ]
 
 
