@@ -18,6 +18,16 @@ COPY producer ./producer
 # now: the root filesystem is read-only at run time, and every candidate imports worker/candidate/.
 RUN pip install '.[monitor]' && python -m compileall -q /usr/local/lib/python3.11/site-packages/codeexec
 
+# The toolchains of programs in other languages (docs/languages.md), Debian's: none unless asked for, e.g.
+#   docker build --build-arg LANGUAGES=all .        or        --build-arg LANGUAGES="cpp java javascript"
+# (codeexec's names of them: `codeexec doctor` lists them); each language's packages are its module's.
+ARG LANGUAGES=""
+RUN if [ -n "$LANGUAGES" ]; then \
+        packages=$(python -c "from codeexec.worker.languages import packages; print(packages('$LANGUAGES'))") && \
+        apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends $packages && \
+        rm -rf /var/lib/apt/lists/*; \
+    fi
+
 # A fixed, unprivileged user (uid 10001): candidates run as it too.
 RUN useradd --uid 10001 --no-create-home --home-dir /tmp --shell /usr/sbin/nologin codeexec
 USER 10001:10001

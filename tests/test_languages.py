@@ -10,6 +10,8 @@ from __future__ import annotations
 import json
 import os
 import socket
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -22,7 +24,7 @@ from codeexec.protocol.models import Problem, ProgramTests, Sample, SampleKind
 from codeexec.protocol.result import Outcome
 from codeexec.worker.judging.program import program_for
 from codeexec.worker.judging.programs import run_in
-from codeexec.worker.languages import LANGUAGES, MODULES, language_of, name_of
+from codeexec.worker.languages import LANGUAGES, MODULES, language_of, name_of, packages
 from helpers import ROOT, codeexec, private_env, write_jsonl
 
 SHARED = ROOT.parent / "shared" / "data" / "multilang"
@@ -327,3 +329,17 @@ def test_doctor_lists_every_language_with_its_toolchain_or_its_package(tmp_path:
     assert json.loads(done.stdout)["programs"], "the programs posture is probed too"
     plain = codeexec(private_env(tmp_path / "data"), "doctor")
     assert "languages (docs/languages.md):" in plain.stdout and "C++ (cpp)" in plain.stdout
+
+
+def test_the_worker_image_s_build_argument_installs_the_languages_packages() -> None:
+    """The Dockerfile's LANGUAGES argument asks the languages' table for their packages, as a user's names."""
+    dockerfile = (ROOT / "Dockerfile").read_text()
+    asked = dockerfile.split('packages=$(python -c "', 1)[1].split('")', 1)[0]
+    for names, expected in (("all", packages("all")), ("cpp java", "g++ openjdk-17-jdk-headless libjavatuples-java")):
+        done = subprocess.run(
+            [sys.executable, "-c", asked.replace("$LANGUAGES", names)], capture_output=True, text=True
+        )
+        assert done.returncode == 0 and done.stdout.split() == expected.split(), done.stderr
+    assert set(packages("all").split()) == {p for language in LANGUAGES.values() for p in language.package.split()}
+    with pytest.raises(ValueError, match="not a language codeexec runs: cobol"):
+        packages("cpp cobol")

@@ -60,6 +60,18 @@ _ALIASES: dict[str, str] = {
 BENCHMARKS = ("multipl-e", "mxeval", "humaneval-x")
 
 
+def packages(names: str) -> str:
+    """The Debian packages of the languages `names` names (comma- or space-separated; "all": every one), for
+    `apt-get install`: the worker image's LANGUAGES build argument (Dockerfile). ValueError for a name that
+    is not a language's."""
+    wanted = list(LANGUAGES) if names.strip() == "all" else [name for name in names.replace(",", " ").split()]
+    unknown = [name for name in wanted if name_of(name) is None]
+    if unknown:
+        raise ValueError(f"not a language codeexec runs: {', '.join(unknown)} (one of {', '.join(LANGUAGES)})")
+    found = [package for name in wanted for package in LANGUAGES[name_of(name) or name].package.split()]
+    return " ".join(dict.fromkeys(found))
+
+
 def name_of(given: str) -> str | None:
     """codeexec's name of the language a benchmark's file calls `given`, or None where it has none."""
     return _ALIASES.get(given.strip().lower())
