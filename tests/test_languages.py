@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import socket
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -24,7 +26,8 @@ from codeexec.protocol.models import Problem, ProgramTests, Sample, SampleKind
 from codeexec.protocol.result import Outcome
 from codeexec.worker.judging.program import program_for
 from codeexec.worker.judging.programs import run_in
-from codeexec.worker.languages import LANGUAGES, MODULES, language_of, name_of, packages
+from codeexec.worker.languages import LANGUAGES, MODULES, cpp, language_of, name_of, packages
+from codeexec.worker.languages import language as language_module
 from helpers import ROOT, codeexec, private_env, write_jsonl
 
 SHARED = ROOT.parent / "shared" / "data" / "multilang"
@@ -76,6 +79,18 @@ PROGRAMS: dict[str, tuple[str, str, Outcome, str]] = {
     "d": ("unittest { assert(1 + 1 == 2); }\nvoid main() {}\n", "unittest { assert(1 + 1 == 3); }\nvoid main() {}\n",
           Outcome.ASSERTION_FAIL, "void main( {"),
 }  # fmt: skip
+
+
+@pytest.fixture(autouse=True, scope="module")
+def own_precompiled_headers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """C++'s precompiled headers in a directory of this module's, not the user's data directory: the
+    toolchains are looked for again with it."""
+    directory = tmp_path_factory.mktemp("pch")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(cpp, "pch_directory", lambda: directory)
+        language_module._found.clear()
+        yield
+    language_module._found.clear()
 
 
 def judged(name: str, program: str, benchmark: str = "", limit: float | None = None, **options: object):
@@ -162,6 +177,21 @@ def test_memory_is_limited_by_rlimit_data_which_the_jvm_runs_under() -> None:
     assert judged("c", big, memory_bytes=4 << 30).exit_code is Outcome.PASS
     # RLIMIT_AS at 1 GiB breaks the JVM's start (it reserves its heap up front); RLIMIT_DATA does not.
     assert judged("java", PROGRAMS["java"][0], memory_bytes=1 << 30).exit_code is Outcome.PASS
+
+
+def test_the_system_headers_a_second_program_begins_with_are_precompiled_and_change_no_verdict() -> None:
+    head = "#include <bits/stdc++.h>\nusing namespace std;\n"
+    good = head + "int main() { vector<int> v{2, 1}; sort(v.begin(), v.end()); assert(v[0] == 1); }\n"
+    bad = head + "int main() { vector<int> v{2, 1}; assert(v[0] == 1); }\n"
+    outcomes = [judged("cpp", program, "mxeval").exit_code for program in (good, good, bad, good)]
+    assert outcomes == [Outcome.PASS, Outcome.PASS, Outcome.ASSERTION_FAIL, Outcome.PASS]
+    built = [gch for gch in cpp.pch_directory().glob("*/prefix.h.gch") if "stdc++" in gch.with_suffix("").read_text()]
+    assert len(built) == 1 and built[0].with_suffix("").read_text() == "#include <bits/stdc++.h>\n"
+    # Its directory made again (the sandbox's rules know the one before): the headers go unused, nothing fails.
+    shutil.rmtree(cpp.pch_directory())
+    cpp.pch_directory().mkdir()
+    assert [judged("cpp", program, "mxeval").exit_code for program in (good, good, bad)] == outcomes[:3]
+    assert not list(cpp.pch_directory().glob("*/prefix.h.gch"))
 
 
 # ---- the sandbox: compiled programs make the calls themselves ------------------------------------------------

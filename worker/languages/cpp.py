@@ -49,12 +49,24 @@ class Cpp(Language):
 
     def directories(self, tools: dict[str, str]) -> tuple[str, ...]:
         """Also the precompiled headers', made now: the sandbox's rules name what exists."""
-        pch_directory().mkdir(parents=True, exist_ok=True)
-        return (*super().directories(tools), str(pch_directory()))
+        directory = pch_directory()
+        directory.mkdir(parents=True, exist_ok=True)
+        _allowed.append(_identity(directory))
+        return (*super().directories(tools), str(directory))
+
+
+#: The precompiled headers' directory as the sandbox's rules know it (its device and inode): one made again
+#: since (its data directory removed) is not theirs, and its headers go unused.
+_allowed: list[tuple[int, int]] = []
 
 
 def pch_directory() -> Path:
     return get_settings().data_dir / "pch"
+
+
+def _identity(path: Path) -> tuple[int, int]:
+    found = path.stat()
+    return found.st_dev, found.st_ino
 
 
 def leading_includes(program: str) -> str:
@@ -71,7 +83,10 @@ def leading_includes(program: str) -> str:
 def precompiled(compiler: str, flags: list[str], includes: str) -> str | None:
     """The header that stands for `includes` compiled with `flags`, once a second program has asked for it
     (built here, outside the sandbox, the first time); None for one not built."""
-    if not includes:
+    try:
+        if not includes or _identity(pch_directory()) not in _allowed:
+            return None
+    except OSError:
         return None
     key = hashlib.sha256(repr((compiler, os.stat(compiler).st_mtime_ns, flags, includes)).encode()).hexdigest()[:24]
     directory = pch_directory() / key
