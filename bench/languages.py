@@ -4,11 +4,12 @@ samples, and the speed of each against the other and against the floor (the prog
 Sets (../shared/data/multilang/):
 - mbcpp, mbjsp, mbtsp, mbgp: MBXP's problems with mxeval's example samples (one real generation a task);
   the reference is mxeval's evaluate_functional_correctness (its timeout 10 s), run here.
-- mbcpp-canonical, mbjsp-canonical, mbtsp-canonical, mbgp-canonical, mbjp-canonical: MBXP's canonical
-  solutions (where a row has one), judged by mxeval here: each must pass wherever mxeval passes it.
+- mbcpp-canonical, mbjsp-canonical, mbtsp-canonical, mbjp-canonical: MBXP's canonical solutions (where a
+  row has one: MBGP's have none, and mxeval ships no Java samples), judged by mxeval here: each must pass
+  wherever mxeval passes it.
 - reflexion-rs-1, reflexion-rs-2: GPT-4's Reflexion programs for MultiPL-E's humaneval-rs (whole
   programs); the reference is MultiPL-E's evaluation (evaluation/src/main.py, eval_rust.py), run here.
-- humaneval-x-canonical-<lang> (cpp, java, js, rust): HumanEval-X's canonical solutions, which must pass
+- humaneval-x-canonical-<lang> (cpp, java, js): HumanEval-X's canonical solutions, which must pass
   (no reference is run: CodeGeeX's harness passes them all).
 
 For each set codeexec runs it (--workers local workers, fork isolation, warmed by a run of a few samples),
@@ -50,7 +51,7 @@ from codeexec.worker.languages import language_of
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "multilang"
 MBXP = {"mbcpp": "mbcpp_release_v1.2", "mbjsp": "mbjsp_release_v1.2", "mbtsp": "mbtsp_release_v1.2",
         "mbgp": "mbgp_release_v1.1", "mbjp": "mbjp_release_v1.2"}  # fmt: skip
-HUMANEVAL_X = {"cpp": "cpp", "java": "java", "js": "js", "rust": "rust"}
+HUMANEVAL_X = {"cpp": "cpp", "java": "java", "js": "js"}  # Go and Rust: refused (docs/languages.md)
 
 
 @dataclass
@@ -111,9 +112,9 @@ def make_set(name: str, directory: Path, limit: int) -> Set:
     return mbxp(base, name.endswith("-canonical"), directory, limit)
 
 
-SETS = [*MBXP, *(f"{name}-canonical" for name in MBXP), "reflexion-rs-1", "reflexion-rs-2",
+SETS = [*(name for name in MBXP if name != "mbjp"), *(f"{name}-canonical" for name in MBXP if name != "mbgp"),
+        "reflexion-rs-1", "reflexion-rs-2",
         *(f"humaneval-x-canonical-{language}" for language in HUMANEVAL_X)]  # fmt: skip
-MBXP_SETS = [name for name in SETS if name.removesuffix("-canonical") in MBXP and name != "mbjp"]
 
 
 # ---- codeexec --------------------------------------------------------------------------------------------

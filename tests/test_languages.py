@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -20,7 +21,7 @@ import pytest
 
 import system
 from codeexec.producer.inputs.files import InputError
-from codeexec.producer.inputs.problems import load_problems
+from codeexec.producer.inputs.problems import LANGUAGE_SETS, load_problems
 from codeexec.producer.inputs.samples import read_samples
 from codeexec.protocol.models import Problem, ProgramTests, Sample, SampleKind
 from codeexec.protocol.result import Outcome
@@ -373,3 +374,37 @@ def test_the_worker_image_s_build_argument_installs_the_languages_packages() -> 
     assert set(packages("all").split()) == {p for language in LANGUAGES.values() for p in language.package.split()}
     with pytest.raises(ValueError, match="not a language codeexec runs: cobol"):
         packages("cpp cobol")
+
+
+@pytest.mark.parametrize("name", sorted(LANGUAGE_SETS))
+def test_every_bundled_set_is_read_in_its_language(name: str) -> None:
+    path, language = LANGUAGE_SETS[name]
+    problems = load_problems(name)
+    assert len(problems) >= 150 and path.exists()
+    found = {(p.tests.kind, getattr(p.tests, "language", "python")) for p in problems.values()}
+    assert len(found) == 1, found
+    if language is not None:
+        assert name_of(language) == next(iter(found))[1]
+    # Bundled with its license, as HumanEval+ is.
+    assert [source for source in ("MultiPL-E", "MBXP", "HumanEval-X") if path.name.startswith(source)] == [
+        license.name.removesuffix("-LICENSE")
+        for license in path.parent.glob("*-LICENSE")
+        if path.name.startswith(license.name.removesuffix("-LICENSE"))
+    ]
+
+
+@pytest.mark.once
+def test_a_bundled_set_s_canonical_solutions_pass_where_their_libraries_are(tmp_path: Path) -> None:
+    """HumanEval-X's C++ canonical solutions, as CodeGeeX judges them (164 of 164 where Boost and OpenSSL's
+    headers are installed): each passes, or fails to compile for want of one of those headers."""
+    out = tmp_path / "per-sample.jsonl"
+    done = codeexec(private_env(tmp_path / "data"), "eval", "--problems", "humaneval-x-cpp", "--samples", "canonical",
+                    "--k", "1", "--per-sample", str(out))  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    results = [json.loads(line) for line in out.read_text().splitlines()]
+    assert len(results) == 164
+    for result in results:
+        if not result["passed"]:
+            assert result["exit_code"] == "syntax_error", result
+            assert re.search(r"boost/any\.hpp|openssl/md5\.h", result["detail"]), result
+    assert sum(result["passed"] for result in results) >= 161

@@ -55,7 +55,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--problems",
         required=True,
         help="'humaneval', 'humanevalplus' or 'mbppplus' (EvalPlus's HumanEval+, MBPP+), 'bigcodebench', "
-        "'bigcodebench-hard' or a problems file",
+        "'bigcodebench-hard', another language's set ('multipl-e-humaneval-cpp', 'mbjsp', 'humaneval-x-java': "
+        "docs/languages.md) or a problems file",
     )
     inputs.add_argument(
         "--samples", required=True, type=Path, help="samples file (one JSON object a line), or 'canonical'"

@@ -24,8 +24,31 @@ HUMANEVALPLUS = "humanevalplus"
 MBPPPLUS = "mbppplus"
 BIGCODEBENCH = "bigcodebench"
 BIGCODEBENCH_HARD = "bigcodebench-hard"
-PROBLEM_SETS = (HUMANEVAL, HUMANEVALPLUS, MBPPPLUS, BIGCODEBENCH, BIGCODEBENCH_HARD)  # --problems' names
 _DATA = Path(__file__).resolve().parents[1] / "data"  # producer/data
+#: Other languages' sets, bundled (docs/languages.md), each name and (its file, the `language` of its rows):
+#: MultiPL-E's HumanEval rows (the Hugging Face nuprl/MultiPL-E's, as DeepSeek-Coder@2f9fd859 vendors them;
+#: BSD-3-Clause with a machine-learning restriction, data/MultiPL-E-LICENSE) by MultiPL-E's names,
+#: MBXP's (mxeval@e09974f9's releases, CC-BY-4.0, data/MBXP-LICENSE) by mxeval's, and HumanEval-X's
+#: (CodeGeeX@2838420b's, Apache-2.0, data/HumanEval-X-LICENSE).
+LANGUAGE_SETS: dict[str, tuple[Path, str | None]] = {
+    **{f"multipl-e-humaneval-{name}": (_DATA / "MultiPL-E-humaneval.jsonl.gz", language) for name, language in (
+        ("cpp", "cpp"), ("cs", "cs"), ("d", "d"), ("go", "go_test.go"), ("java", "java"), ("js", "js"),
+        ("lua", "lua"), ("php", "php"), ("pl", "pl"), ("r", "r"), ("rb", "rb"), ("rkt", "rkt"), ("rs", "rs"),
+        ("scala", "scala"), ("sh", "sh"), ("ts", "ts"))},
+    **{name: (_DATA / "MBXP.jsonl.gz", language) for name, language in (
+        ("mbcpp", "cpp"), ("mbjp", "java"), ("mbjsp", "javascript"), ("mbtsp", "typescript"), ("mbgp", "go"),
+        ("mbphp", "php"), ("mbplp", "perl"), ("mbrbp", "ruby"), ("mbscp", "scala"))},
+    **{f"humaneval-x-{name}": (_DATA / f"HumanEval-X-{name}.jsonl.gz", None)
+       for name in ("cpp", "java", "js", "python")},
+}  # fmt: skip
+PROBLEM_SETS = (
+    HUMANEVAL,
+    HUMANEVALPLUS,
+    MBPPPLUS,
+    BIGCODEBENCH,
+    BIGCODEBENCH_HARD,
+    *LANGUAGE_SETS,
+)  # --problems' names
 #: EvalPlus's HumanEval+ release v0.1.10 (what EvalPlus 0.3.1 downloads), byte for byte; Apache-2.0
 #: (data/EvalPlus-LICENSE), as is MBPP+.
 HUMANEVALPLUS_PATH = _DATA / "HumanEvalPlus.jsonl.gz"
@@ -62,7 +85,8 @@ def load_problems(spec: str, split: str = "all", challenge: bool = False) -> dic
         raise InputError(
             f"--problems {spec}: no such file, nor a problem set's name: one of {', '.join(PROBLEM_SETS)}{maybe}"
         )
-    problems = load_humaneval() if spec == HUMANEVAL else load_file(problems_path(spec), challenge)
+    language = LANGUAGE_SETS[spec][1] if spec in LANGUAGE_SETS else None  # a bundled file's rows of one language
+    problems = load_humaneval() if spec == HUMANEVAL else load_file(problems_path(spec), challenge, language)
     if spec == BIGCODEBENCH_HARD:
         hard = BIGCODEBENCH_HARD_IDS.read_text().split()
         problems = {task_id: problems[task_id] for task_id in hard}
@@ -78,6 +102,8 @@ def problems_path(spec: str) -> Path:
         BIGCODEBENCH: lambda: BIGCODEBENCH_PATH,
         BIGCODEBENCH_HARD: lambda: BIGCODEBENCH_PATH,
     }
+    if spec in LANGUAGE_SETS:
+        return LANGUAGE_SETS[spec][0]
     return named[spec]() if spec in named else Path(spec)
 
 
@@ -117,10 +143,12 @@ def humaneval_problem(record: dict[str, Any]) -> Problem:
     )
 
 
-def load_file(path: Path, challenge: bool = False) -> dict[str, Problem]:
-    """Problems from a JSONL file (or a JSON array, like MBPP's sanitized set), one of SHAPES each."""
+def load_file(path: Path, challenge: bool = False, language: str | None = None) -> dict[str, Problem]:
+    """Problems from a JSONL file (or a JSON array, like MBPP's sanitized set), one of SHAPES each; with
+    `language`, only the rows whose language field says it (a bundled file of several languages)."""
     problems: dict[str, Problem] = {}
-    for position, (where, record) in enumerate(_records(path)):
+    records = ((where, record) for where, record in _records(path) if language in (None, record.get("language")))
+    for position, (where, record) in enumerate(records):
         try:
             problem = _problem(record, challenge, position)
         except ValidationError as exc:
@@ -263,10 +291,13 @@ CANONICAL = "canonical"
 def write_canonical_samples(spec: str, directory: Path, problems: Container[str]) -> Path:
     """A samples file of the problem set's own reference solutions (each should pass its tests), for
     the tasks in `problems`: HumanEval's and BigCodeBench's canonical_solution (a completion), MBPP's code
-    and ClassEval's solution_code (programs)."""
+    and ClassEval's solution_code (programs). A row whose canonical_solution is null (MBXP's Java has some,
+    its Go none) is left out."""
     source = problems_path(spec)
     samples = []
     for where, record in _records(source):
+        if "canonical_solution" in record and record["canonical_solution"] is None:
+            continue
         if isinstance(record.get("canonical_solution"), str):
             samples.append({"task_id": record["task_id"], "completion": record["canonical_solution"]})
         elif isinstance(record.get("code"), str) and "test_list" in record:

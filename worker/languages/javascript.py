@@ -6,8 +6,10 @@ from dataclasses import replace
 
 from codeexec.worker.languages.language import Language
 
-#: Where Debian's Node packages are (node-lodash, node-typescript).
-NODE_PATH = "/usr/share/nodejs"
+#: Where Debian's Node packages are (node-lodash, node-typescript), and where `npm install -g` puts others
+#: (HumanEval-X's JavaScript/162 requires npm's js-md5, which Debian lacks).
+NODE_PATHS = ("/usr/share/nodejs", "/usr/local/lib/node_modules")
+NODE_PATH = ":".join(NODE_PATHS)
 
 LANGUAGE = Language(
     name="javascript",
@@ -18,7 +20,7 @@ LANGUAGE = Language(
     file="main.js",
     run=("node", "{file}"),
     env={"NODE_PATH": NODE_PATH},
-    reads=(NODE_PATH,),
+    reads=NODE_PATHS,
     failed_assertion=re.compile(r"ERR_ASSERTION|AssertionError"),
     syntax_text=re.compile(r"SyntaxError"),
     run_limit_s=5.0,

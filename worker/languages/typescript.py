@@ -7,7 +7,7 @@ machine with @types/node does not fail every program (docs/languages.md)."""
 import re
 from dataclasses import replace
 
-from codeexec.worker.languages.javascript import NODE_PATH
+from codeexec.worker.languages.javascript import NODE_PATH, NODE_PATHS
 from codeexec.worker.languages.language import Language
 
 LANGUAGE = Language(
@@ -20,7 +20,7 @@ LANGUAGE = Language(
     compile=(("tsc", "--target", "esnext", "{file}"),),
     run=("node", "{stem}.js"),
     env={"NODE_PATH": NODE_PATH},
-    reads=(NODE_PATH,),
+    reads=NODE_PATHS,
     failed_assertion=re.compile(r"ERR_ASSERTION|AssertionError"),
     compile_limit_s=15.0,
 )
