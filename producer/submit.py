@@ -15,6 +15,7 @@ from typing import Literal
 import redis
 
 from codeexec.producer import runs
+from codeexec.producer.inputs import completions
 from codeexec.producer.inputs.files import InputError
 from codeexec.producer.inputs.problems import PROBLEM_SETS, load_problems, problems_path, write_canonical_samples
 from codeexec.producer.inputs.samples import SampleSet, read_samples
@@ -108,7 +109,12 @@ def version() -> str:
 
 
 def _sha256(path: Path) -> str:
+    """sha256 of a file; of a directory of MultiPL-E's completions files, of their digests in order."""
     digest = hashlib.sha256()  # (hashlib.file_digest is 3.11's)
+    if path.is_dir():
+        for _ in completions.records(path, digest):
+            pass
+        return digest.hexdigest()
     with path.open("rb") as handle:
         while chunk := handle.read(1 << 20):
             digest.update(chunk)

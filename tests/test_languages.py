@@ -7,6 +7,7 @@ compiled programs; and the benchmarks' files are read as the references read the
 
 from __future__ import annotations
 
+import gzip
 import json
 import os
 import re
@@ -408,3 +409,51 @@ def test_a_bundled_set_s_canonical_solutions_pass_where_their_libraries_are(tmp_
             assert result["exit_code"] == "syntax_error", result
             assert re.search(r"boost/any\.hpp|openssl/md5\.h", result["detail"]), result
     assert sum(result["passed"] for result in results) >= 161
+
+
+#: HumanEval_53_add (x + y) in each language of MultiPL-E's bundled rows: a right completion and a wrong one,
+#: as a model would write them after the prompt (each cut at the first stop token, as MultiPL-E cuts it).
+ADD = {
+    "cpp": ("    return x + y;\n}\n", "    return x - y;\n}\n"),
+    "cs": ("        return x + y;\n    }\n", "        return x - y;\n    }\n"),
+    "d": ("{\n    return x + y;\n}\n", "{\n    return x - y;\n}\n"),
+    "go": ("    return x + y\n}\n", "    return x - y\n}\n"),
+    "java": ("        return x + y;\n    }\n", "        return x - y;\n    }\n"),
+    "js": ("  return x + y;\n}\n", "  return x - y;\n}\n"),
+    "lua": ("    return x + y\nend\n", "    return x - y\nend\n"),
+    "php": ("    return $x + $y;\n}\n", "    return $x - $y;\n}\n"),
+    "pl": ("    return $x + $y;\n}\n", "    return $x - $y;\n}\n"),
+    "r": ("\n    x + y\n}\n", "\n    x - y\n}\n"),
+    "rb": ("  x + y\nend\n", "  x - y\nend\n"),
+    "rkt": ("  (+ x y))\n", "  (- x y))\n"),
+    "rs": ("    x + y\n}\n", "    x - y\n}\n"),
+    "scala": ("        x + y\n    }\n", "        x - y\n    }\n"),
+    "sh": ("    echo $(( $1 + $2 ))\n}\n", "    echo $(( $1 - $2 ))\n}\n"),
+    "ts": ("  return x + y;\n}\n", "  return x - y;\n}\n"),
+}
+
+
+@pytest.mark.once
+def test_multipl_e_s_own_rows_pass_a_right_completion_and_fail_a_wrong_one(tmp_path: Path) -> None:
+    """Every language through MultiPL-E's own rows (bundled), its completions files (a directory of them is
+    the problems and the samples), real workers, and its own results files: OK for x + y, not for x - y."""
+    directory = tmp_path / "completions"
+    directory.mkdir()
+    for name, completions in ADD.items():
+        row = load_problems(f"multipl-e-humaneval-{name}")["HumanEval_53_add"]
+        assert isinstance(row.tests, ProgramTests)
+        record = {"name": f"HumanEval_53_add_{name}", "language": LANGUAGES[row.tests.language].aliases[0],
+                  "prompt": row.prompt, "tests": row.tests.tests, "stop_tokens": row.tests.stop_tokens,
+                  "completions": list(completions), "temperature": 0.2}  # fmt: skip
+        with gzip.open(directory / f"{record['name']}.json.gz", "wt") as out:
+            json.dump(record, out)
+    results = tmp_path / "results"
+    env = private_env(tmp_path / "data")
+    done = codeexec(env, "eval", "--problems", str(directory), "--samples", str(directory), "--k", "1",
+                    "--multiple-results", str(results))  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    for name in ADD:
+        found = json.loads((results / f"HumanEval_53_add_{name}.results.json").read_text())["results"]
+        assert [result["status"] for result in found] == ["OK", "Exception"], (name, found)
+        # Mono and Racket exit 0 where a check fails: their stderr decides, and MultiPL-E reports that status.
+        assert found[0]["exit_code"] == 0 and (found[1]["exit_code"] != 0) is (name not in ("cs", "rkt"))

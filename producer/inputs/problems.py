@@ -14,7 +14,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from codeexec.producer.inputs import competitive, mbppplus, programs, testfiles
+from codeexec.producer.inputs import competitive, completions, mbppplus, programs, testfiles
 from codeexec.producer.inputs.files import InputError, open_text_lines, read_jsonl, write_whole
 from codeexec.producer.inputs.humaneval import split_check
 from codeexec.protocol.models import AssertionTests, IOTests, Oracle, Problem
@@ -166,7 +166,12 @@ def load_file(path: Path, challenge: bool = False, language: str | None = None) 
 
 
 def _records(path: Path) -> Iterator[tuple[str, dict[str, Any]]]:
-    """(where, record) for each problem of the file; `where` is file:line, or file:element for an array."""
+    """(where, record) for each problem of the file; `where` is file:line, or file:element for an array, or
+    the file of each of MultiPL-E's completions files (a directory of them: producer/inputs/completions.py)."""
+    if completions.is_completions(path):
+        for where, record in completions.records(path):
+            yield where, {name: value for name, value in record.items() if name != "completions"}
+        return
     head = next((raw.lstrip()[:1] for _, raw in open_text_lines(path) if raw.strip()), b"")
     if head != b"[":
         for line_no, record in read_jsonl(path):

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import hashlib
 from collections import Counter
-from collections.abc import Container
+from collections.abc import Container, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
+from codeexec.producer.inputs import completions
 from codeexec.producer.inputs.files import InputError, read_jsonl
 from codeexec.producer.inputs.programs import PYTHON
 from codeexec.protocol.models import Problem, ProgramTests, Sample, SampleKind
@@ -60,7 +62,7 @@ def read_samples(
     lines: list[SampleLine] = []
     per_task: Counter[str] = Counter()
     unknown: list[str] = []
-    for line_no, record in read_jsonl(path, digest):
+    for line_no, record in _sample_records(path, digest):
         task_id = task_id_of(record, problems)
         if not task_id:
             raise InputError(f"{path}:{line_no}: missing task_id (a string): each sample needs one")
@@ -91,6 +93,25 @@ def read_samples(
     if not lines:
         raise InputError(f"{path}: no sample left to evaluate")
     return SampleSet(path, digest.hexdigest(), lines, len(unknown), per_task)
+
+
+def _sample_records(path: Path, digest: hashlib._Hash) -> Iterator[tuple[int | str, dict[str, Any]]]:
+    """(line number, record) of each sample of a samples file; or of each completion of MultiPL-E's completions
+    files (a directory of them, or one: producer/inputs/completions.py), as {"name", "completion", "language"}
+    with its file and number for a line number."""
+    if not completions.is_completions(path):
+        yield from read_jsonl(path, digest)
+        return
+    for where, record in completions.records(path, digest):
+        for number, text in enumerate(record["completions"]):
+            yield (
+                f"{Path(where).name} completion {number}",
+                {
+                    "name": record.get("name"),
+                    "completion": text,
+                    "language": record.get("language"),
+                },
+            )
 
 
 def wrong_language(given: object, problem: Problem) -> str | None:
