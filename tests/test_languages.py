@@ -28,7 +28,7 @@ from codeexec.protocol.models import Problem, ProgramTests, Sample, SampleKind
 from codeexec.protocol.result import Outcome
 from codeexec.worker.judging.program import program_for
 from codeexec.worker.judging.programs import run_in
-from codeexec.worker.languages import LANGUAGES, MODULES, cpp, language_of, name_of, packages
+from codeexec.worker.languages import LANGUAGES, MODULES, compiled, cpp, language_of, name_of, packages
 from codeexec.worker.languages import language as language_module
 from helpers import ROOT, codeexec, private_env, write_jsonl
 
@@ -85,11 +85,12 @@ PROGRAMS: dict[str, tuple[str, str, Outcome, str]] = {
 
 @pytest.fixture(autouse=True, scope="module")
 def own_precompiled_headers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
-    """C++'s precompiled headers in a directory of this module's, not the user's data directory: the
-    toolchains are looked for again with it."""
+    """C++'s precompiled headers and what compiles made in a directory of this module's, not the user's data
+    directory: the toolchains are looked for again with it."""
     directory = tmp_path_factory.mktemp("pch")
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(cpp, "pch_directory", lambda: directory)
+        patch.setattr(compiled, "directory", lambda: directory / "compiled")
         language_module._found.clear()
         yield
     language_module._found.clear()
@@ -194,6 +195,26 @@ def test_the_system_headers_a_second_program_begins_with_are_precompiled_and_cha
     cpp.pch_directory().mkdir()
     assert [judged("cpp", program, "mxeval").exit_code for program in (good, good, bad)] == outcomes[:3]
     assert not list(cpp.pch_directory().glob("*/prefix.h.gch"))
+
+
+def test_a_program_compiled_once_is_not_compiled_again_and_keeps_its_verdict(tmp_path: Path) -> None:
+    """The same source again runs what its compile made then (worker/languages/compiled.py); what the program
+    does to its own files while it runs is never kept: here it puts a script that exits 0 where its binary was."""
+    replaces = (
+        '#include <stdio.h>\n#include <sys/stat.h>\nint main() { FILE *f = fopen("x", "w");'
+        ' fputs("#!/bin/sh\\nexit 0\\n", f); fclose(f); chmod("x", 0755); rename("x", "main"); return 1; }\n'
+    )
+    first = judged("c", replaces)
+    again = judged("c", replaces)
+    assert first.exit_code is again.exit_code is Outcome.ERROR, (first, again)
+    assert first.script is not None and again.script is not None and first.script.status == again.script.status == 1
+    for name in ("rust", "typescript", "csharp"):
+        program = PROGRAMS[name][0]
+        results = [judged(name, program) for _ in range(2)]
+        assert [result.exit_code for result in results] == [Outcome.PASS, Outcome.PASS]
+        # Kept: no compile the second time (a compile of each costs a tenth of a second or more).
+        assert results[1].duration_s < results[0].duration_s, (name, results)
+    assert len(list(compiled.directory().glob("*/*"))) >= 4
 
 
 # ---- the sandbox: compiled programs make the calls themselves ------------------------------------------------

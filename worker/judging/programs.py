@@ -19,12 +19,15 @@ assertion_fail; a run out of time is timeout; any other end is error, with the e
 
 from __future__ import annotations
 
+import base64
+from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from codeexec.protocol.models import ProgramTests
 from codeexec.protocol.result import Outcome, RunResult, ScriptEnd
 from codeexec.protocol.settings import runner_config
-from codeexec.worker.languages import language_of
+from codeexec.worker.languages import compiled, language_of
 from codeexec.worker.languages.language import Language
 from codeexec.worker.process.runner import Harness, run_program
 from codeexec.worker.process.watch import TestEnded
@@ -54,62 +57,121 @@ def in_process(tests: object) -> None:
 
 
 def run_in(program: str, language: Language, run_limit: float, options: dict[str, object]) -> RunResult:
-    """Compile and run `program` in `language`; the run under `run_limit` seconds."""
+    """Compile and run `program` in `language`; the run under `run_limit` seconds. A compile whose files are
+    kept (worker/languages/compiled.py) is not made again: its files are put beside the program's."""
     toolchain = language.toolchain()
     if isinstance(toolchain, str):  # this worker lacks it: the machine's failure, not the program's
         return RunResult(
             exit_code=Outcome.INFRA_ERROR, score=0.0, passed=0, total=1, detail=f"{language.title}: {toolchain}"
         )
-    config = runner_config(**options)
     file = language.file_of(program)
-    steps = language.steps(file, toolchain, program)
-    limits = [language.compile_limit_s if kind == "compile" else run_limit for kind, _, _ in steps]
-    given = {
-        "steps": [
-            {"argv": argv, "env": env, "limit": limit, "cap": config.output_bytes, "data_bytes": config.memory_bytes}
-            for (_, argv, env), limit in zip(steps, limits, strict=True)
-        ],
-        "stderr_cap": config.stderr_bytes,
-        "ceiling": config.wall_ceiling_factor,
-    }
-    ended: list[TestEnded] = []
-
-    def keep(test: TestEnded) -> bool:
-        ended.append(test)
-        return _compiled(language, test)  # the next step only after a compile that succeeded
-
+    steps = [
+        Step(kind, argv, env, language.compile_limit_s if kind == "compile" else run_limit)
+        for kind, argv, env in language.steps(file, toolchain, program)
+    ]
     options = options | {
         "posture": "programs",
         "toolchains": list(toolchain.directories),
         "deny_imports": False,  # no Python of the candidate's runs: its steps are other programs
+    }
+    files = {file: program.encode()}
+    made = language.made(file)
+    compiles = [step for step in steps if step.kind == "compile"]
+    runs: list[RunResult] = []
+    ended: list[tuple[Step, TestEnded]] = []
+    if made and compiles:
+        entry = compiled.key(toolchain, [(step.argv, step.env) for step in compiles], file, program)
+        kept = compiled.get(entry, made)
+        if kept is None:  # compile alone, and read what it made before anything of the program runs
+            run, done = _steps(program, language, compiles, files, options, fetch=made)
+            runs.append(run)
+            ended += done
+            if (
+                run.exit_code is Outcome.INFRA_ERROR
+                or len(done) < len(compiles)
+                or not _compiled(language, done[-1][1])
+            ):
+                return _result(language, runs, ended)
+            kept = {name: base64.b64decode(content) for name, content in run.files.items()}
+            if set(kept) == set(made):
+                compiled.put(entry, kept)
+        steps = [step for step in steps if step.kind == "run"]
+        files |= kept
+    run, done = _steps(program, language, steps, files, options, executable=made)
+    return _result(language, [*runs, run], ended + done)
+
+
+@dataclass(frozen=True)
+class Step:
+    kind: str  # "compile" or "run"
+    argv: list[str]
+    env: dict[str, str]
+    limit: float
+
+
+def _steps(
+    program: str,
+    language: Language,
+    steps: list[Step],
+    files: dict[str, bytes],
+    options: dict[str, object],
+    fetch: Sequence[str] = (),
+    executable: Sequence[str] = (),
+) -> tuple[RunResult, list[tuple[Step, TestEnded]]]:
+    """Run `steps` in one candidate's working directory holding `files`: each step that ended, in turn."""
+    config = runner_config(**options)
+    given = {
+        "steps": [
+            {
+                "argv": step.argv,
+                "env": step.env,
+                "limit": step.limit,
+                "cap": config.output_bytes,
+                "data_bytes": config.memory_bytes,
+            }
+            for step in steps
+        ],
+        "stderr_cap": config.stderr_bytes,
+        "ceiling": config.wall_ceiling_factor,
+    }
+    ended: list[tuple[Step, TestEnded]] = []
+
+    def keep(test: TestEnded) -> bool:
+        ended.append((steps[test.index], test))
+        return _compiled(language, test)  # the next step only after a compile that succeeded
+
+    limits = options | {
         "memory_bytes": None,  # each step's RLIMIT_DATA instead (above)
         "data_bytes": None,
         # Room for the runner's own lines beside what the steps print, which it caps.
         "output_bytes": config.output_bytes * len(steps) + 4096,
         "stderr_bytes": config.stderr_bytes * len(steps) + 4096,
     }
+    timeout = sum(step.limit for step in steps) + _SLACK_S
     run = run_program(
-        program,
-        Harness("steps", given),
-        sum(limits) + _SLACK_S,
-        on_test=keep,
-        files={file: program.encode()},
-        **options,
-    )
-    if run.exit_code is Outcome.INFRA_ERROR or not ended:
-        outcome = Outcome.INFRA_ERROR if run.exit_code is Outcome.INFRA_ERROR else Outcome.ERROR
-        return run.model_copy(update={"exit_code": outcome, "total": 1, "passed": 0, "score": 0.0})
-    last = ended[-1]
-    kind = steps[last.index][0]
-    outcome, detail = _verdict(language, kind, last)
+        program, Harness("steps", given), timeout, on_test=keep, files=files, fetch=fetch, executable=executable,
+        **limits,
+    )  # fmt: skip
+    return run, ended
+
+
+def _result(language: Language, runs: list[RunResult], ended: list[tuple[Step, TestEnded]]) -> RunResult:
+    """The program's result from its steps' runs: the verdict of the last step that ended."""
+    run = runs[-1].model_copy(update={"duration_s": sum(each.duration_s for each in runs)})
+    if any(each.exit_code is Outcome.INFRA_ERROR for each in runs) or not ended:
+        outcome = Outcome.INFRA_ERROR if any(each.exit_code is Outcome.INFRA_ERROR for each in runs) else Outcome.ERROR
+        detail = next((each.detail for each in runs if each.exit_code is Outcome.INFRA_ERROR), run.detail)
+        return run.model_copy(update={"exit_code": outcome, "detail": detail, "total": 1, "passed": 0, "score": 0.0})
+    step, last = ended[-1]
+    outcome, detail = _verdict(language, step.kind, last)
     passed = int(outcome is Outcome.PASS)
     end = ScriptEnd(
         ended={"limit": "time_limit", "output": "output_limit"}.get(last.ended, "exited"),  # type: ignore[arg-type]
         status=last.status,
         stdout=last.stdout[-_KEPT:],
         stderr=last.stderr[-_KEPT:],
-        wall_s=round(sum(test.wall_s for test in ended), 6),
-        charged_s=round(sum(test.charged_s for test in ended), 6),
+        wall_s=round(sum(test.wall_s for _, test in ended), 6),
+        charged_s=round(sum(test.charged_s for _, test in ended), 6),
     )
     return run.model_copy(
         update={
@@ -118,8 +180,9 @@ def run_in(program: str, language: Language, run_limit: float, options: dict[str
             "passed": passed,
             "total": 1,
             "detail": detail,
-            "charged_s": ended[-1].charged_s if kind == "run" else 0.0,
+            "charged_s": last.charged_s if step.kind == "run" else 0.0,
             "script": end,
+            "files": {},
         }
     )
 

@@ -13,6 +13,7 @@ LANGUAGE = Language(
     file="main.c",
     compile=(("gcc", "-std=c17", "{file}", "-o", "{stem}", "-lm"),),
     run=("./{stem}",),
+    artifacts=("{stem}",),
     reads=("/usr/include",),
     failed_assertion=re.compile(r"Assertion `.*' failed"),
 )

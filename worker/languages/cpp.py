@@ -119,6 +119,7 @@ LANGUAGE = Cpp(
     file="main.cpp",
     compile=(("g++", "{file}", "-o", "{stem}", "-std=c++17"),),
     run=("./{stem}",),
+    artifacts=("{stem}",),
     reads=("/usr/include",),
     failed_assertion=re.compile(r"Assertion `.*' failed"),
     compile_limit_s=15.0,

@@ -16,6 +16,7 @@ LANGUAGE = Language(
     file="main.cs",
     compile=(("mcs", "-d:DEBUG", "-r:System.Numerics.dll", "{file}", "-out:{stem}.exe"),),
     run=("mono", "{stem}.exe"),
+    artifacts=("{stem}.exe",),
     env={"MONO_TRACE_LISTENER": "Console.Error"},
     reads=("/usr/lib/mono", "/etc/mono", "/usr/share/.mono"),
     failed_if=re.compile(r"System\.Diagnostics\.DefaultTraceListener\.Fail|Unhandled Exception"),

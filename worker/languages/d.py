@@ -15,6 +15,7 @@ LANGUAGE = Language(
     file="main.d",
     compile=(("gdc", "-funittest", "{file}", "-o", "{stem}"),),
     run=("./{stem}",),
+    artifacts=("{stem}",),
     failed_assertion=re.compile(r"AssertError|unittest failure|FAILED unittests"),
     compile_limit_s=15.0,
 )

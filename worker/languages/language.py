@@ -53,6 +53,8 @@ class Language:
       `syntax_text`, what in a failed run says its program did not compile (a language whose one step
       compiles and runs: Go's go test, D's rdmd);
     - `refused`: why codeexec does not run this benchmark's programs in it ("" where it does);
+    - `artifacts`: the files the compile makes that the run needs (as `file`'s words: "{stem}"), kept for
+      the same program again (worker/languages/compiled.py); none: each program compiles anew;
     - `compile_limit_s`, `run_limit_s`: the time limits of the compile and of the run where neither the
       problem nor the run gives one (the references': MultiPL-E's 15 s, mxeval's 10 s a run).
     """
@@ -78,6 +80,11 @@ class Language:
     version: tuple[str, ...] = ("--version",)
     main: str = ""
     refused: str = ""
+    artifacts: tuple[str, ...] = ()
+
+    def made(self, file: str) -> list[str]:
+        """The files the compile of `file` makes that its run needs (`artifacts`)."""
+        return [_fill(name, {"{stem}": file.rsplit(".", 1)[0]}) for name in self.artifacts]
 
     def file_of(self, program: str) -> str:
         """The program's file name (Java's is its public class's)."""

@@ -36,6 +36,7 @@ LANGUAGE = Rust(
     file="main.rs",
     compile=(("rustc", "{file}", "-o", "{stem}"),),
     run=("./{stem}",),
+    artifacts=("{stem}",),
     failed_assertion=re.compile(r"assertion (?:`left == right` )?failed|assertion failed"),
     compile_limit_s=15.0,
     run_limit_s=5.0,

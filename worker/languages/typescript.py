@@ -19,6 +19,7 @@ LANGUAGE = Language(
     file="main.ts",
     compile=(("tsc", "--target", "esnext", "{file}"),),
     run=("node", "{stem}.js"),
+    artifacts=("{stem}.js",),
     env={"NODE_PATH": NODE_PATH},
     reads=NODE_PATHS,
     failed_assertion=re.compile(r"ERR_ASSERTION|AssertionError"),

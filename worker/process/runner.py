@@ -98,6 +98,7 @@ def run_program(
     on_test: Callable[[TestEnded], bool] | None = None,
     files: Mapping[str, bytes] | None = None,
     fetch: Sequence[str] = (),
+    executable: Sequence[str] = (),
     **limits: object,
 ) -> RunResult:
     """Run `code` in a process of its own, as `harness` says; never raises for what the code does.
@@ -105,9 +106,9 @@ def run_program(
     `timeout_s` (at least 0.1) counts from the moment the candidate starts: each judge gives its own (a
     HumanEval+ check's budget is EvalPlus's, up to a minute; BigCodeBench gives a sample 240 s). `on_test`
     is given each stdin test as it ends, and says whether to run the next. `files`: put in the candidate's
-    working directory before it starts (relative paths); `fetch`: files read back from it once the
-    candidate and all it started have ended (RunResult.files; one that is not there, or is not a regular
-    file of the directory's, is left out). `limits` as for run_candidate().
+    working directory before it starts (relative paths; those in `executable` may be executed); `fetch`:
+    files read back from it once the candidate and all it started have ended (RunResult.files; one that is
+    not there, or is not a regular file of the directory's, is left out). `limits` as for run_candidate().
     """
     config = runner_config(**limits)
     timeout = max(timeout_s, MIN_TIMEOUT_S)
@@ -120,7 +121,7 @@ def run_program(
     else:
         fetched: dict[str, str] = {}
         try:
-            workfiles.put(workdir, files or {})
+            workfiles.put(workdir, files or {}, executable)
             ending = _run_in(workdir, code, harness, timeout, config, on_test)
             fetched = workfiles.fetch(workdir, fetch)
         except OSError as exc:  # no pipes, no room for the script or the files

@@ -14,7 +14,7 @@ from __future__ import annotations
 import base64
 import os
 import stat
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 
 from codeexec.worker.candidate.sandbox import SCRATCH, SCRATCH_COPY, open_below, parts
 
@@ -23,16 +23,18 @@ from codeexec.worker.candidate.sandbox import SCRATCH, SCRATCH_COPY, open_below,
 FETCH_BYTES = 32 << 20
 
 
-def put(workdir: str, files: Mapping[str, bytes]) -> None:
-    """Write each file into the fresh working directory, making its directories. Raises ValueError for a
-    path outside it (the producer refuses those first)."""
+def put(workdir: str, files: Mapping[str, bytes], executable: Collection[str] = ()) -> None:
+    """Write each file into the fresh working directory, making its directories; those named in `executable`
+    may be executed (a compiled program kept from before). Raises ValueError for a path outside it (the
+    producer refuses those first)."""
     for path, content in files.items():
         found = parts(path)
         if found is None:
             raise ValueError(f"{path!r} is not a path inside the working directory")
         directory = os.path.join(workdir, *found[:-1])
         os.makedirs(directory, exist_ok=True)
-        fd = os.open(os.path.join(directory, found[-1]), os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o644)
+        mode = 0o755 if path in executable else 0o644
+        fd = os.open(os.path.join(directory, found[-1]), os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, mode)
         with os.fdopen(fd, "wb") as handle:
             handle.write(content)
 

@@ -1,0 +1,79 @@
+"""What a compile made, kept for the next program with the same source: the same completion sampled again,
+the same program under another test. Keyed by the toolchain (each tool's path, size and change time), the
+compile's commands and variables, and the program's file and text: whatever differs compiles anew.
+
+The files kept are the compiler's (worker/judging/programs.py reads them back before the program has run,
+so nothing the program does can change what is kept), in `<data_dir>/compiled/`, shared by the worker's
+processes; each entry is written whole (a directory renamed into place) or not at all. Beyond MOST entries
+the oldest go.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+from codeexec.protocol.settings import get_settings
+from codeexec.worker.languages.language import Toolchain
+
+#: Entries kept beyond which the oldest tenth go (checked every CHECK_EVERY entries written by a process).
+MOST, CHECK_EVERY = 4000, 200
+_written = [0]
+
+
+def directory() -> Path:
+    return get_settings().data_dir / "compiled"
+
+
+def key(toolchain: Toolchain, compile_steps: list[tuple[list[str], dict[str, str]]], file: str, program: str) -> str:
+    """The key of a compile: its toolchain as it is on disk now, its commands, its file and its text."""
+    tools = []
+    for path in sorted(toolchain.tools.values()):
+        found = os.stat(path)
+        tools.append([path, found.st_size, found.st_mtime_ns])
+    text = json.dumps([tools, compile_steps, file, program])
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def get(entry: str, names: list[str]) -> dict[str, bytes] | None:
+    """The files kept under `entry`, or None where any of `names` is not there."""
+    where = directory() / entry[:2] / entry
+    try:
+        found = {name: (where / name).read_bytes() for name in names}
+        os.utime(where)  # used: the last to go
+    except OSError:
+        return None
+    return found
+
+
+def put(entry: str, files: dict[str, bytes]) -> None:
+    """Keep `files` under `entry` (a path of their own each: names without directories)."""
+    root = directory() / entry[:2]
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+        made = Path(tempfile.mkdtemp(dir=root, prefix=".new-"))
+        for name, content in files.items():
+            (made / name).write_bytes(content)
+        try:
+            made.rename(root / entry)
+        except OSError:  # another process kept it first
+            shutil.rmtree(made, ignore_errors=True)
+    except OSError:  # no room: the next one compiles anew
+        return
+    _written[0] += 1
+    if _written[0] % CHECK_EVERY == 0:
+        _trim()
+
+
+def _trim() -> None:
+    """Remove the oldest tenth of the entries where there are more than MOST."""
+    entries = [path for root in directory().iterdir() if root.is_dir() for path in root.iterdir()]
+    if len(entries) <= MOST:
+        return
+    entries.sort(key=lambda path: path.stat().st_mtime)
+    for path in entries[: len(entries) // 10]:
+        shutil.rmtree(path, ignore_errors=True)
