@@ -44,15 +44,14 @@ import re
 import subprocess
 import sys
 import tempfile
-import time
 from collections import Counter
 from pathlib import Path
 from typing import Any
 
 import lcb_ref
 from load_invariance import CORES, busy_loops
+from runs import warm_run
 
-import codeexec
 from codeexec.producer.inputs.problems import load_problems
 from codeexec.protocol.models import CaseTests
 
@@ -303,21 +302,8 @@ SETS = {
 
 
 def run_codeexec(one: Set, directory: Path, workers: int, tag: str) -> tuple[float, list[bool], list[str]]:
-    """Seconds from submitting to the last result, verdicts, and each sample's per-test letters. The workers
-    are warm, as they stay between runs: a run of the set's first samples goes first, untimed (a worker's
-    first sample of a judging mode starts the interpreter that holds its prelude)."""
-    samples = directory / f"{one.name}-{tag}.jsonl"
-    samples.write_text("".join(json.dumps(sample) + "\n" for sample in one.samples))
-    warm = directory / f"{one.name}-{tag}-warm.jsonl"
-    warm.write_text("".join(json.dumps(sample) + "\n" for sample in one.samples[: 2 * workers]))
-    # One private Valkey for every run: a process sends its jobs to one Redis (codeexec.connect).
-    with codeexec.connect(data_dir=directory / "data", workers=workers) as ce:
-        ce.submit(str(one.problems), warm, k=[1]).wait()
-        began = time.monotonic()
-        run = ce.submit(str(one.problems), samples, k=[1])
-        run.wait()
-        took = time.monotonic() - began
-        results = list(run.results())
+    """Seconds from submitting to the last result, verdicts, and each sample's per-test letters (runs.warm_run())."""
+    took, results = warm_run(str(one.problems), one.samples, directory, f"{one.name}-{tag}", workers)
     verdicts = [bool(r.result and r.result.exit_code == "pass") for r in results]
     return took, verdicts, [r.result.verdicts if r.result else "" for r in results]
 

@@ -41,8 +41,8 @@ from pathlib import Path
 from typing import Any
 
 from load_invariance import CORES, busy_loops
+from runs import warm_run
 
-import codeexec
 from codeexec.producer.inputs.problems import load_problems
 from codeexec.protocol.models import ProgramTests
 from codeexec.worker.judging.program import program_for
@@ -121,24 +121,10 @@ SETS = [*(name for name in MBXP if name != "mbjp"), *(f"{name}-canonical" for na
 
 
 def run_codeexec(one: Set, directory: Path, workers: int, tag: str) -> tuple[float, list[str], list[str]]:
-    """Seconds from submitting to the last result, each sample's outcome and detail. The workers are warm, as
-    they stay between runs: a run of the set's first samples goes first, untimed."""
-    samples = directory / f"{one.name}-{tag}.jsonl"
-    samples.write_text("".join(json.dumps(sample) + "\n" for sample in one.samples))
-    warm = directory / f"{one.name}-{tag}-warm.jsonl"
-    warm.write_text("".join(json.dumps(sample) + "\n" for sample in one.samples[: 2 * workers]))
-    with codeexec.connect(data_dir=directory / "data", workers=workers) as ce:
-        ce.submit(str(one.problems), warm, k=[1]).wait()
-        began = time.monotonic()
-        run = ce.submit(str(one.problems), samples, k=[1])
-        run.wait()
-        took = time.monotonic() - began
-        results = list(run.results())
-    return (
-        took,
-        [r.result.exit_code if r.result else "none" for r in results],
-        [r.result.detail if r.result else "" for r in results],
-    )
+    """Seconds from submitting to the last result, each sample's outcome and detail (runs.warm_run())."""
+    took, results = warm_run(str(one.problems), one.samples, directory, f"{one.name}-{tag}", workers)
+    outcomes = [r.result.exit_code if r.result else "none" for r in results]
+    return took, outcomes, [r.result.detail if r.result else "" for r in results]
 
 
 # ---- the references --------------------------------------------------------------------------------------

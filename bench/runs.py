@@ -10,6 +10,7 @@ from pathlib import Path
 
 import redis
 
+import codeexec
 from codeexec.producer import runs
 from codeexec.producer.inputs.problems import load_problems
 from codeexec.producer.inputs.samples import read_samples
@@ -64,3 +65,24 @@ def stop_warm_workers(env: dict[str, str]) -> None:
     subprocess.run(
         [sys.executable, "-m", "codeexec.producer.entry.cli", "stop"], env=env, check=True, capture_output=True
     )
+
+
+def warm_run(problems: str, samples: list[dict], directory: Path, name: str, workers: int) -> tuple[float, list]:
+    """Seconds from submitting `samples` (written as `name`.jsonl in `directory`) to the last result, and each
+    sample's result (codeexec.SampleResult), on a private Valkey in `directory` with `workers` local workers.
+    The workers are warm, as they stay between runs: a run of the first samples goes first, untimed (a
+    worker's first sample of a kind starts what it keeps warm: an interpreter holding a prelude, a toolchain's
+    zygote)."""
+
+    path = directory / f"{name}.jsonl"
+    path.write_text("".join(json.dumps(sample) + "\n" for sample in samples))
+    warm = directory / f"{name}-warm.jsonl"
+    warm.write_text("".join(json.dumps(sample) + "\n" for sample in samples[: 2 * workers]))
+    # One private Valkey for every run: a process sends its jobs to one Redis (codeexec.connect).
+    with codeexec.connect(data_dir=directory / "data", workers=workers) as ce:
+        ce.submit(problems, warm, k=[1]).wait()
+        began = time.monotonic()
+        run = ce.submit(problems, path, k=[1])
+        run.wait()
+        took = time.monotonic() - began
+        return took, list(run.results())

@@ -105,10 +105,7 @@ def run_tests(candidate: str, stdio: dict, contained: bool, sandbox: tuple, repo
         charged += test.charged
         if script and script.get("scratch"):
             keep_scratch(script["scratch"])
-        _write_all(1, test.out.data)  # to the host: the "test" record says how much of it is this test's
-        _write_all(2, test.err.data)
-        lengths = (len(test.out.data), len(test.err.data))
-        if not report(index, ended, detail, lengths, status, test.charged, test.began, test.ended):
+        if not test.report(report, index, ended, detail, status):
             break
     if own_wait is not None:
         _close(own_wait)
@@ -123,10 +120,7 @@ def run_steps(steps: dict, contained: bool, sandbox: tuple, report) -> tuple[str
         limit = step["limit"] * 1e9
         test = _Test(limit, steps["ceiling"] * limit, step["cap"], steps["stderr_cap"], own_wait, True)
         ended, detail, status = test.run(step, {}, b"", contained, sandbox)
-        _write_all(1, test.out.data)
-        _write_all(2, test.err.data)
-        lengths = (len(test.out.data), len(test.err.data))
-        if not report(index, ended, detail, lengths, status, test.charged, test.began, test.ended):
+        if not test.report(report, index, ended, detail, status):
             break
     if own_wait is not None:
         _close(own_wait)
@@ -213,6 +207,13 @@ class _Test:
         for fd in (self.out.fd, self.err.fd, result_r):
             _close(fd)
         return ended, detail, None if stopped else os.waitstatus_to_exitcode(status)
+
+    def report(self, report, index: int, ended: str, detail: str, status: int | None) -> bool:
+        """Send the host what the test printed, then its "test" record (`report`); whether to run the next."""
+        _write_all(1, self.out.data)  # the "test" record says how much of it is this test's
+        _write_all(2, self.err.data)
+        lengths = (len(self.out.data), len(self.err.data))
+        return report(index, ended, detail, lengths, status, self.charged, self.began, self.ended)
 
     def _watch(self, pidfd: int) -> tuple[str | None, str]:
         """Read the test's output until its process ends, (None, ""), or is to be stopped: ("limit", ""),

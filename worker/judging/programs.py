@@ -25,8 +25,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from codeexec.protocol.models import ProgramTests
-from codeexec.protocol.result import Outcome, RunResult, ScriptEnd
+from codeexec.protocol.result import Outcome, RunResult
 from codeexec.protocol.settings import runner_config
+from codeexec.worker.judging.script import how_it_ended, one_test
 from codeexec.worker.languages import compiled, language_of
 from codeexec.worker.languages.language import Language
 from codeexec.worker.process.runner import Harness, run_program
@@ -164,27 +165,10 @@ def _result(language: Language, runs: list[RunResult], ended: list[tuple[Step, T
         return run.model_copy(update={"exit_code": outcome, "detail": detail, "total": 1, "passed": 0, "score": 0.0})
     step, last = ended[-1]
     outcome, detail = _verdict(language, step.kind, last)
-    passed = int(outcome is Outcome.PASS)
-    end = ScriptEnd(
-        ended={"limit": "time_limit", "output": "output_limit"}.get(last.ended, "exited"),  # type: ignore[arg-type]
-        status=last.status,
-        stdout=last.stdout[-_KEPT:],
-        stderr=last.stderr[-_KEPT:],
-        wall_s=round(sum(test.wall_s for _, test in ended), 6),
-        charged_s=round(sum(test.charged_s for _, test in ended), 6),
-    )
-    return run.model_copy(
-        update={
-            "exit_code": outcome,
-            "score": float(passed),
-            "passed": passed,
-            "total": 1,
-            "detail": detail,
-            "charged_s": last.charged_s if step.kind == "run" else 0.0,
-            "script": end,
-            "files": {},
-        }
-    )
+    wall_s, charged_s = (sum(getattr(test, name) for _, test in ended) for name in ("wall_s", "charged_s"))
+    end = how_it_ended(last, last.stdout[-_KEPT:], last.stderr[-_KEPT:], wall_s, charged_s)
+    result = one_test(run, outcome, detail, last.charged_s if step.kind == "run" else 0.0, end)
+    return result.model_copy(update={"files": {}})  # what a compile made: kept (compiled.py), not reported
 
 
 def _compiled(language: Language, test: TestEnded) -> bool:

@@ -83,28 +83,29 @@ def run_script(code: str, script: Script, options: dict[str, object]) -> RunResu
         outcome = Outcome.INFRA_ERROR if run.exit_code is Outcome.INFRA_ERROR else Outcome.ERROR
         return run.model_copy(update={"exit_code": outcome, "total": 1, "passed": 0, "score": 0.0})
     test = ended[0]
-    how = {"limit": "time_limit", "output": "output_limit"}.get(test.ended, "exited")
-    end = ScriptEnd(
-        ended=how,  # type: ignore[arg-type]
-        status=test.status,
-        stdout=test.stdout,
-        stderr=test.stderr,
-        wall_s=round(test.wall_s, 6),
-        charged_s=round(test.charged_s, 6),
-    )
-    if how == "time_limit":
+    end = how_it_ended(test, test.stdout, test.stderr, test.wall_s, test.charged_s)
+    if end.ended == "time_limit":
         outcome = Outcome.TIMEOUT
     else:
-        outcome = Outcome.PASS if test.status == 0 and how == "exited" else Outcome.ERROR
-    passed = int(outcome is Outcome.PASS)
-    return run.model_copy(
-        update={
-            "exit_code": outcome,
-            "score": float(passed),
-            "passed": passed,
-            "total": 1,
-            "detail": test.detail,
-            "charged_s": test.charged_s,
-            "script": end,
-        }
+        outcome = Outcome.PASS if test.status == 0 and end.ended == "exited" else Outcome.ERROR
+    return one_test(run, outcome, test.detail, test.charged_s, end)
+
+
+def how_it_ended(test: TestEnded, stdout: str, stderr: str, wall_s: float, charged_s: float) -> ScriptEnd:
+    """A program's end as a script's (RunResult.script): from its last test, with what it printed and its times."""
+    how = {"limit": "time_limit", "output": "output_limit"}.get(test.ended, "exited")
+    return ScriptEnd(
+        ended=how,  # type: ignore[arg-type]
+        status=test.status,
+        stdout=stdout,
+        stderr=stderr,
+        wall_s=round(wall_s, 6),
+        charged_s=round(charged_s, 6),
     )
+
+
+def one_test(run: RunResult, outcome: Outcome, detail: str, charged_s: float, end: ScriptEnd) -> RunResult:
+    """`run` as the result of one test that came to `outcome`: a script's, a program's in another language."""
+    passed = int(outcome is Outcome.PASS)
+    update = {"exit_code": outcome, "score": float(passed), "passed": passed, "total": 1, "detail": detail}
+    return run.model_copy(update=update | {"charged_s": charged_s, "script": end})
