@@ -3,7 +3,8 @@ samples, and the speed of each against the other and against the floor (the prog
 
 Sets (../shared/data/multilang/):
 - mbcpp, mbjsp, mbtsp, mbgp: MBXP's problems with mxeval's example samples (one real generation a task);
-  the reference is mxeval's evaluate_functional_correctness (its timeout 10 s), run here.
+  the reference is mxeval's evaluate_functional_correctness (its timeout 10 s), run here; mbphp, mbplp,
+  mbrbp, mbscp (PHP, Perl, Ruby, Scala) the same, read from mxeval's checkout.
 - mbcpp-canonical, mbjsp-canonical, mbtsp-canonical, mbjp-canonical: MBXP's canonical solutions (where a
   row has one: MBGP's have none, and mxeval ships no Java samples), judged by mxeval here: each must pass
   wherever mxeval passes it.
@@ -50,7 +51,11 @@ from codeexec.worker.languages import language_of
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "multilang"
 MBXP = {"mbcpp": "mbcpp_release_v1.2", "mbjsp": "mbjsp_release_v1.2", "mbtsp": "mbtsp_release_v1.2",
-        "mbgp": "mbgp_release_v1.1", "mbjp": "mbjp_release_v1.2"}  # fmt: skip
+        "mbgp": "mbgp_release_v1.1", "mbjp": "mbjp_release_v1.2", "mbphp": "mbphp_release_v1.2",
+        "mbplp": "mbplp_release_v1", "mbrbp": "mbrbp_release_v1.2", "mbscp": "mbscp_release_v1"}  # fmt: skip
+#: MBXP's sets whose problems and samples ../shared does not hold: read from mxeval's checkout (data/mbxp/);
+#: its MBJP samples are held out, and not read.
+FROM_CHECKOUT = {"mbphp", "mbplp", "mbrbp", "mbscp"}
 HUMANEVAL_X = {"cpp": "cpp", "java": "java", "js": "js"}  # Go and Rust: refused (docs/languages.md)
 
 
@@ -68,15 +73,18 @@ class Set:
     notes: list[str] = field(default_factory=list)
 
 
-def mbxp(name: str, canonical: bool, directory: Path, limit: int) -> Set:
-    problems = DATA / "mbxp" / "problems" / f"{MBXP[name]}.jsonl"
+def mbxp(name: str, canonical: bool, directory: Path, limit: int, mxeval: Path | None) -> Set:
+    if name in FROM_CHECKOUT and mxeval is None:
+        raise SystemExit(f"{name}: its problems and samples are read from mxeval's checkout: give --mxeval")
+    where = mxeval / "data" / "mbxp" if name in FROM_CHECKOUT and mxeval else DATA / "mbxp" / "problems"
+    problems = where / f"{MBXP[name]}.jsonl"
     rows = [json.loads(line) for line in problems.read_text().splitlines() if line.strip()]
     language = rows[0]["language"]
     if canonical:
         samples = [{"task_id": r["task_id"], "completion": r["canonical_solution"], "language": language}
                    for r in rows if r.get("canonical_solution")]  # fmt: skip
     else:
-        path = DATA / "mbxp" / "samples" / f"{name}_samples.jsonl"
+        path = (where / "examples" if name in FROM_CHECKOUT else DATA / "mbxp" / "samples") / f"{name}_samples.jsonl"
         samples = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
     samples = samples[: limit or None]
     # mxeval asks for a sample of every problem: the problems file holds only the sampled ones.
@@ -102,14 +110,14 @@ def humaneval_x(language: str, directory: Path, limit: int) -> Set:
     return Set(f"humaneval-x-canonical-{language}", path, samples, "", language, known=[True] * len(samples))
 
 
-def make_set(name: str, directory: Path, limit: int) -> Set:
+def make_set(name: str, directory: Path, limit: int, mxeval: Path | None = None) -> Set:
     """The set called `name`, its first `limit` samples (0: all)."""
     if name.startswith("reflexion-rs-"):
         return reflexion(int(name.rsplit("-", 1)[1]), directory, limit)
     if name.startswith("humaneval-x-canonical-"):
         return humaneval_x(name.rsplit("-", 1)[1], directory, limit)
     base = name.removesuffix("-canonical")
-    return mbxp(base, name.endswith("-canonical"), directory, limit)
+    return mbxp(base, name.endswith("-canonical"), directory, limit, mxeval)
 
 
 SETS = [*(name for name in MBXP if name != "mbjp"), *(f"{name}-canonical" for name in MBXP if name != "mbgp"),
@@ -292,7 +300,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="codeexec-languages-") as temporary:
         directory = Path(temporary)
         for name in args.sets.split(","):
-            one = make_set(name, directory, args.limit)
+            one = make_set(name, directory, args.limit, args.mxeval)
             took, ours, our_said = run_codeexec(one, directory, args.workers, "idle")
             entry: dict[str, Any] = {"codeexec_s": round(took, 2), "codeexec_per_s": round(len(one.samples) / took, 2)}
             source = {"mxeval": args.mxeval, "multiple": args.multiple}.get(one.reference)
