@@ -74,7 +74,8 @@ def test_every_command_is_a_real_codeexec_command() -> None:
 
 def test_the_worker_is_locked_down_and_shuts_down_warm() -> None:
     worker = SERVICES["worker"]
-    assert worker["build"] == "."
+    assert worker["build"]["context"] == "."  # with the LANGUAGES build argument (docs/deployment.md)
+    assert worker["build"]["args"] == {"LANGUAGES": "${LANGUAGES:-}"}
     assert worker["read_only"] is True
     assert any(mount.startswith("/tmp") for mount in worker["tmpfs"])  # the only writable place
     assert "no-new-privileges:true" in worker["security_opt"]

@@ -220,8 +220,11 @@ def test_a_mistyped_problem_set_name_lists_the_names() -> None:
         load_problems("humaneval+")
     assert str(refused.value) == (
         "--problems humaneval+: no such file, nor a problem set's name: one of humaneval, humanevalplus, mbppplus, "
-        "bigcodebench, bigcodebench-hard (did you mean humanevalplus?)"
+        "bigcodebench, bigcodebench-hard, or another language's (multipl-e-humaneval-<lang>, mbcpp and MBXP's other "
+        "names, humaneval-x-<lang>: docs/languages.md) (did you mean humanevalplus?)"
     )
+    with pytest.raises(InputError, match=r"\(did you mean multipl-e-humaneval-rs\?\)"):
+        load_problems("multiple-humaneval-rs")
 
 
 def test_a_byte_order_mark_before_the_first_line_is_read_past(tmp_path: Path) -> None:

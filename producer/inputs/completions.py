@@ -20,10 +20,25 @@ SUFFIXES = (".json", ".json.gz")
 
 
 def is_completions(path: Path) -> bool:
-    """Whether `path` is a directory of MultiPL-E's completions files, or one of them."""
+    """Whether `path` is a directory holding MultiPL-E's completions files, or one of them: a `.json` or
+    `.json.gz` file whose whole text is one object with a list of `completions` (a problems file named
+    .json, one object a line or an array, is not)."""
     if path.is_dir():
-        return any(_files(path))
-    return path.name.endswith(SUFFIXES) and not path.name.endswith((".results.json", ".results.json.gz"))
+        return any(_one(file) for file in _files(path))
+    return path.name.endswith(SUFFIXES) and ".results." not in path.name and _one(path)
+
+
+def _one(file: Path) -> bool:
+    try:
+        record = _load(file)
+    except (OSError, EOFError, ValueError):
+        return False
+    return isinstance(record, dict) and isinstance(record.get("completions"), list)
+
+
+def _load(file: Path) -> object:
+    data = file.read_bytes()
+    return json.loads(gzip.decompress(data) if data[:2] == b"\x1f\x8b" else data)
 
 
 def _files(directory: Path) -> Iterator[Path]:
@@ -37,9 +52,7 @@ def records(path: Path, digest: Any = None) -> Iterator[tuple[str, dict[str, Any
     InputError names a file that is not one."""
     for file in _files(path) if path.is_dir() else [path]:
         try:
-            data = file.read_bytes()
-            text = gzip.decompress(data) if data[:2] == b"\x1f\x8b" else data
-            record = json.loads(text)
+            record = _load(file)
         except (OSError, EOFError, ValueError) as exc:  # unreadable, a corrupt gzip stream, not JSON
             raise InputError(f"{file}: not a MultiPL-E completions file: {exc}") from None
         if not isinstance(record, dict) or not isinstance(record.get("completions"), list):
@@ -48,5 +61,5 @@ def records(path: Path, digest: Any = None) -> Iterator[tuple[str, dict[str, Any
         if wrong is not None:
             raise InputError(f"{file}: completion {wrong}: a completion is a string")
         if digest is not None:
-            digest.update(hashlib.sha256(text).digest())
+            digest.update(hashlib.sha256(json.dumps(record, sort_keys=True).encode()).digest())
         yield str(file), record

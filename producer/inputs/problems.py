@@ -82,8 +82,11 @@ def load_problems(spec: str, split: str = "all", challenge: bool = False) -> dic
     if spec not in PROBLEM_SETS and not Path(spec).exists():
         close = difflib.get_close_matches(spec.lower().replace("+", "plus"), PROBLEM_SETS, n=1, cutoff=0.6)
         maybe = f" (did you mean {close[0]}?)" if close else ""
+        python = [name for name in PROBLEM_SETS if name not in LANGUAGE_SETS]
+        others = "multipl-e-humaneval-<lang>, mbcpp and MBXP's other names, humaneval-x-<lang>: docs/languages.md"
         raise InputError(
-            f"--problems {spec}: no such file, nor a problem set's name: one of {', '.join(PROBLEM_SETS)}{maybe}"
+            f"--problems {spec}: no such file, nor a problem set's name: one of {', '.join(python)}, or another "
+            f"language's ({others}){maybe}"
         )
     language = LANGUAGE_SETS[spec][1] if spec in LANGUAGE_SETS else None  # a bundled file's rows of one language
     problems = load_humaneval() if spec == HUMANEVAL else load_file(problems_path(spec), challenge, language)
