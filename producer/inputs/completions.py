@@ -30,15 +30,17 @@ def is_completions(path: Path) -> bool:
 
 def _one(file: Path) -> bool:
     try:
-        record = _load(file)
+        text = _text(file)
+        # Not an object (a problems file that is an array): not parsed here; JSON lines stop at the first.
+        record = json.loads(text) if text.lstrip()[:1] == b"{" else None
     except (OSError, EOFError, ValueError):
         return False
     return isinstance(record, dict) and isinstance(record.get("completions"), list)
 
 
-def _load(file: Path) -> object:
+def _text(file: Path) -> bytes:
     data = file.read_bytes()
-    return json.loads(gzip.decompress(data) if data[:2] == b"\x1f\x8b" else data)
+    return gzip.decompress(data) if data[:2] == b"\x1f\x8b" else data
 
 
 def _files(directory: Path) -> Iterator[Path]:
@@ -52,7 +54,7 @@ def records(path: Path, digest: Any = None) -> Iterator[tuple[str, dict[str, Any
     InputError names a file that is not one."""
     for file in _files(path) if path.is_dir() else [path]:
         try:
-            record = _load(file)
+            record = json.loads(_text(file))
         except (OSError, EOFError, ValueError) as exc:  # unreadable, a corrupt gzip stream, not JSON
             raise InputError(f"{file}: not a MultiPL-E completions file: {exc}") from None
         if not isinstance(record, dict) or not isinstance(record.get("completions"), list):

@@ -39,9 +39,9 @@ interpreter on the file. A step's outcome is its exit status; the host answers w
                         "data_bytes": bytes or None}, ...], "stderr_cap": bytes, "ceiling": factor}
 
 argv[0] is the command's absolute path; env is added to the runner's environment ("{dir}" in a value: the
-working directory's absolute path); data_bytes is the
-step's RLIMIT_DATA (what a runtime that reserves address space up front, the JVM, Node, Go, is not broken
-by, as RLIMIT_AS breaks it); limit, cap and ceiling as for stdio.
+working directory's absolute path); data_bytes is the step's RLIMIT_DATA (what a runtime that reserves
+address space up front, the JVM, Node, Go, is not broken by, as RLIMIT_AS breaks it); limit, cap and
+ceiling as for stdio.
 
 script (the HTTP service's /run_code: worker/judging/script.py): the program is a file in the working
 directory, which the host wrote there with the request's files, and its one test runs it as `python FILE`

@@ -159,9 +159,9 @@ def _steps(
 def _result(language: Language, runs: list[RunResult], ended: list[tuple[Step, TestEnded]]) -> RunResult:
     """The program's result from its steps' runs: the verdict of the last step that ended."""
     run = runs[-1].model_copy(update={"duration_s": sum(each.duration_s for each in runs)})
-    if any(each.exit_code is Outcome.INFRA_ERROR for each in runs) or not ended:
-        outcome = Outcome.INFRA_ERROR if any(each.exit_code is Outcome.INFRA_ERROR for each in runs) else Outcome.ERROR
-        detail = next((each.detail for each in runs if each.exit_code is Outcome.INFRA_ERROR), run.detail)
+    failed = next((each for each in runs if each.exit_code is Outcome.INFRA_ERROR), None)
+    if failed is not None or not ended:  # the machine's failure, or the runner's: nothing of the program ended
+        outcome, detail = (Outcome.INFRA_ERROR, failed.detail) if failed is not None else (Outcome.ERROR, run.detail)
         return run.model_copy(update={"exit_code": outcome, "detail": detail, "total": 1, "passed": 0, "score": 0.0})
     step, last = ended[-1]
     outcome, detail = _verdict(language, step.kind, last)

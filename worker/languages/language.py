@@ -16,10 +16,10 @@ import shutil
 import subprocess
 from dataclasses import dataclass, field
 
+from codeexec.worker.candidate.sandbox import EXEC_PATHS
+
 #: Where a toolchain's commands are looked for besides the worker's PATH: rustup's and Go's usual homes.
 _ALSO = ("/usr/local/go/bin", os.path.expanduser("~/.cargo/bin"))
-#: Directories the programs posture covers already (worker/candidate/sandbox.py, EXEC_PATHS).
-_SYSTEM = ("/usr/bin", "/bin", "/usr/sbin", "/sbin", "/usr/local/bin", "/usr/libexec", "/usr/lib", "/lib", "/lib64")
 
 
 @dataclass(frozen=True)
@@ -84,7 +84,7 @@ class Language:
 
     def made(self, file: str) -> list[str]:
         """The files the compile of `file` makes that its run needs (`artifacts`)."""
-        return [_fill(name, {"{stem}": file.rsplit(".", 1)[0]}) for name in self.artifacts]
+        return [_fill(name, self._words(file)) for name in self.artifacts]
 
     def file_of(self, program: str) -> str:
         """The program's file name (Java's is its public class's)."""
@@ -93,13 +93,17 @@ class Language:
     def steps(self, file: str, toolchain: Toolchain, program: str = "") -> list[tuple[str, list[str], dict[str, str]]]:
         """("compile" or "run", argv, env) of each step of `program`, in `file`, its tools' paths from
         `toolchain` (env's "{dir}" is the runner's to fill: worker/candidate/stdin_tests.py)."""
-        words = {"{file}": file, "{stem}": file.rsplit(".", 1)[0], "{main}": self.main}
+        words = self._words(file)
 
         def argv(template: tuple[str, ...]) -> list[str]:
             return [toolchain.tools.get(word) or _fill(word, words) for word in template]
 
         env = dict(self.env)
         return [("compile", argv(step), env) for step in self.compile] + [("run", argv(self.run), env)]
+
+    def _words(self, file: str) -> dict[str, str]:
+        """What the words of the commands and `artifacts` stand for, for the program in `file`."""
+        return {"{file}": file, "{stem}": file.rsplit(".", 1)[0], "{main}": self.main}
 
     def run_ended(self, status: int | None, stdout: str, stderr: str) -> str:
         """How a run that exited with `status` reads: "pass", "assertion_fail", "syntax_error" or "error"."""
@@ -123,7 +127,8 @@ class Language:
         found = [path for path in self.reads if os.path.exists(path)]
         for path in tools.values():
             home = os.path.dirname(os.path.dirname(os.path.realpath(path)))
-            if not any(home == top or home.startswith(top + "/") for top in _SYSTEM) and home != "/usr":
+            # EXEC_PATHS: what the programs posture covers already (worker/candidate/sandbox.py).
+            if not any(home == top or home.startswith(top + "/") for top in EXEC_PATHS) and home != "/usr":
                 found.append(home)
         return tuple(dict.fromkeys(found))
 
