@@ -16,6 +16,7 @@ import socket
 import subprocess
 import sys
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -28,7 +29,7 @@ from codeexec.protocol.models import Problem, ProgramTests, Sample, SampleKind
 from codeexec.protocol.result import Outcome
 from codeexec.worker.judging.program import program_for
 from codeexec.worker.judging.programs import run_in
-from codeexec.worker.languages import LANGUAGES, MODULES, compiled, cpp, language_of, name_of, packages
+from codeexec.worker.languages import LANGUAGES, MODULES, compiled, cpp, language_of, name_of, packages, warm
 from codeexec.worker.languages import language as language_module
 from helpers import ROOT, codeexec, private_env, write_jsonl
 
@@ -215,6 +216,102 @@ def test_a_program_compiled_once_is_not_compiled_again_and_keeps_its_verdict(tmp
         # Kept: no compile the second time (a compile of each costs a tenth of a second or more).
         assert results[1].duration_s < results[0].duration_s, (name, results)
     assert len(list(compiled.directory().glob("*/*"))) >= 4
+
+
+#: Java programs whose compile says something: each is judged by javac kept running as a javac command judges it.
+JAVA = [
+    *PROGRAMS["java"][:2],
+    PROGRAMS["java"][3],
+    'class Problem { public static void main(String[] a) { int x = "s"; } }',  # a type error
+    "import java.util.*;\nclass Problem { public static void main(String[] a) { List l = new ArrayList(); l.add(1);"
+    " Runnable r = () -> {}; class In {} assert l.size() == 1; } }",  # a note (unchecked), several classes
+    "class Problem { public static void main(String[] a) { Helper.go(); } }",  # a class that is nowhere
+    "class Problem { public static void main(String[] a) {"
+    ' String \u00e9t\u00e9 = "\u00e9"; assert \u00e9t\u00e9.length() == 1; } }',  # not ASCII
+    "import org.javatuples.Pair;\nclass Problem { public static void main(String[] a) {"
+    " assert Pair.with(1, 2).getValue1() == 2; } }",  # MultiPL-E's class path
+]
+
+
+def test_javac_kept_running_judges_as_a_javac_command_does() -> None:
+    for benchmark in ("", "mxeval"):
+        kept = language_of("java", benchmark)
+        assert kept.warm
+        command = replace(kept, warm=())
+        for program in JAVA:
+            if benchmark == "mxeval":  # its class is Main, and javatuples is not on its class path
+                program = program.replace("class Problem", "class Main")
+            warm_result, cold = run_in(program, kept, 15.0, {}), run_in(program, command, 15.0, {})
+            assert (warm_result.exit_code, warm_result.detail) == (cold.exit_code, cold.detail), (program, warm_result)
+        assert [key for key in warm._running if key[0] == "java"], "javac was not kept running"
+
+
+def test_a_warm_compile_out_of_time_is_the_program_s_and_a_new_compiler_serves_the_next() -> None:
+    # ~0.5 s of javac's CPU time, warm: ten times the limit, whatever the load (CPU time is charged).
+    huge = (
+        "class Problem {\n"
+        + "".join(
+            f"  static int f{i}(int x) {{ int y = x * {i}; for (int j = 0; j < 3; j++) y += j; return y; }}\n"
+            for i in range(3000)
+        )
+        + "  public static void main(String[] a) { assert f1(1) == 4; }\n}\n"
+    )
+    java = language_of("java", "")
+    quick = replace(java, compile_limit_s=0.05)
+    timed_out = run_in(huge, quick, 15.0, {})
+    assert timed_out.exit_code is Outcome.SYNTAX_ERROR, timed_out
+    assert timed_out.detail == "the compile timed out after 0.05 s", timed_out.detail
+    assert run_in(huge, java, 15.0, {}).exit_code is Outcome.PASS
+
+
+def test_a_status_not_the_warm_compiler_s_verdict_is_left_to_a_javac_command() -> None:
+    """A status outside warm_statuses (javac's own error) stops the compiler: a javac command decides."""
+    java = language_of("java", "")
+    distrusting = replace(java, warm_statuses=frozenset({0}))
+    broken = PROGRAMS["java"][3]
+    assert run_in(PROGRAMS["java"][0], distrusting, 15.0, {}).exit_code is Outcome.PASS
+    running = set(warm._running)
+    assert [key for key in running if key[0] == "java"]
+    refused = run_in(broken, distrusting, 15.0, {})
+    assert (refused.exit_code, refused.detail) == (
+        (cold := run_in(broken, replace(java, warm=()), 15.0, {})).exit_code,
+        cold.detail,
+    )
+    assert refused.protections.get("pid_namespace") == "on", "a javac command's run"
+    assert len(set(warm._running)) == len(running) - 1, "the compiler was not stopped"
+
+
+def test_the_warm_compiler_s_process_is_sandboxed(tmp_path: Path) -> None:
+    """What the compiler's process runs under (warm.py, run as a script before it is the compiler): here a
+    shell in its place tries what a compiler must not do. Writing its own directory is the control."""
+    listener = socket.create_server(("127.0.0.1", 0))
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    outside = tmp_path / "outside.txt"
+    probe = (
+        f"echo > {scratch}/own && echo own; echo > {outside} && echo outside;"
+        " cat /etc/shadow >/dev/null && echo shadow;"
+        f" cat /proc/1/environ >/dev/null && echo proc1; echo > /dev/tcp/127.0.0.1/{listener.getsockname()[1]}"
+        " && echo tcp; exit 0"
+    )
+    given = {
+        "scratch": str(scratch), "toolchains": [], "sandbox": "auto", "data_bytes": 1 << 30,
+        "argv": ["/bin/bash", "-c", probe], "env": {"PATH": "/usr/bin:/bin"},
+    }  # fmt: skip
+    try:
+        ran = subprocess.run(
+            [sys.executable, "-m", "codeexec.worker.languages.warm", json.dumps(given)],
+            capture_output=True, text=True, timeout=60, check=False,
+        )  # fmt: skip
+    finally:
+        listener.close()
+    states, *said = ran.stdout.splitlines()
+    assert json.loads(states) == {
+        "pid_namespace": "off", "network": "on", "syscalls": "on", "filesystem": "on", "signals": "on",
+        "capabilities": "on",
+    }  # fmt: skip
+    assert said == ["own"], ran
+    assert not outside.exists()
 
 
 # ---- the sandbox: compiled programs make the calls themselves ------------------------------------------------

@@ -6,9 +6,9 @@ import _frozen_importlib
 import os
 import sys
 
-from child import CLONE_NEWPID, died_of, keep, main, new_namespaces, setns, unshare
+from child import died_of, keep, main
 from execute import guards
-from sandbox import prepare, restrict_calls, ruleset
+from sandbox import CLONE_NEWPID, new_namespaces, prepare, restrict_calls, ruleset, setns, unshare
 from stdin_tests import pid_in_proc, prelude_namespace
 
 _read, _exit, _open, _close = os.read, os._exit, os.open, os.close

@@ -30,6 +30,7 @@ from codeexec.protocol.settings import runner_config
 from codeexec.worker.judging.script import how_it_ended, one_test
 from codeexec.worker.languages import compiled, language_of
 from codeexec.worker.languages.language import Language
+from codeexec.worker.languages.warm import compile_warm
 from codeexec.worker.process.runner import Harness, run_program
 from codeexec.worker.process.watch import TestEnded
 
@@ -80,6 +81,25 @@ def run_in(program: str, language: Language, run_limit: float, options: dict[str
     compiles = [step for step in steps if step.kind == "compile"]
     runs: list[RunResult] = []
     ended: list[tuple[Step, TestEnded]] = []
+    if language.warm and len(compiles) == 1:
+        warmed = compile_warm(language, toolchain, compiles[0].argv, files, compiles[0].limit, runner_config(**options))
+        if warmed is not None:
+            test = TestEnded(
+                0, "pass" if warmed.ended == "pass" else "limit", warmed.detail, "", warmed.charged_s, warmed.said,
+                warmed.status, warmed.wall_s,
+            )  # fmt: skip
+            runs.append(
+                RunResult(
+                    exit_code=Outcome.PASS, score=0.0, passed=0, total=1, duration_s=warmed.wall_s,
+                    protections=warmed.protections,
+                )
+            )  # fmt: skip
+            ended.append((compiles[0], test))
+            if not _compiled(language, test):
+                return _result(language, runs, ended)
+            steps = [step for step in steps if step.kind == "run"]
+            files |= warmed.made
+            made = []
     if made and compiles:
         entry = compiled.key(toolchain, [(step.argv, step.env) for step in compiles], file, program)
         kept = compiled.get(entry, made)

@@ -1,8 +1,16 @@
 """Java: MultiPL-E's `javac -encoding UTF8` with javatuples on the class path (its rows import
 org.javatuples), then `java -ea ... Problem` (assertions on: its tests assert), 15 s each; mxeval's class Main,
 no -ea (its tests throw), 100 s to compile and 10 s to run; HumanEval-X's public class Main. A failed assert
-is assertion_fail."""
+is assertion_fail.
 
+A javac kept running (WarmJavac.java, worker/languages/warm.py) compiles in place of a javac command: the
+same arguments, its file names made absolute and its class path too (javac in a JVM of its own would
+otherwise take that JVM's: a javac command's is "."), and no annotation processing (-proc:none: none is on
+these class paths, and a compiler that runs no code of the programs' can serve them one after another).
+Its statuses 0 and 1 are javac's verdicts (compiled; errors in the program); any other (3: javac's own
+error, an OutOfMemoryError) and the program is compiled by a javac command."""
+
+import os
 import re
 from dataclasses import dataclass, replace
 
@@ -10,6 +18,7 @@ from codeexec.worker.languages.language import Language
 
 #: Debian's libjavatuples-java: MultiPL-E's javatuples-1.2.jar.
 JAVATUPLES = "/usr/share/java/javatuples.jar"
+_CLASS_PATH = ("-cp", "-classpath", "--class-path")
 _PUBLIC_CLASS = re.compile(r"^\s*public\s+(?:final\s+)?class\s+(\w+)", re.MULTILINE)
 
 
@@ -19,6 +28,17 @@ class Java(Language):
         """A public class's file is named for it; the others' may be named anything."""
         public = _PUBLIC_CLASS.search(program)
         return f"{public[1] if public else self.main}.java"
+
+    def warm_arguments(self, argv: list[str], directory: str) -> list[str]:
+        words = super().warm_arguments(argv, directory)
+        for index, word in enumerate(words[:-1]):
+            if word in _CLASS_PATH:
+                entries = words[index + 1].split(os.pathsep)
+                words[index + 1] = os.pathsep.join(os.path.join(directory, entry) for entry in entries)
+                break
+        else:
+            words = ["-cp", directory, *words]
+        return ["-proc:none", *words]
 
 
 LANGUAGE = Java(
@@ -35,6 +55,10 @@ LANGUAGE = Java(
     failed_assertion=re.compile(r"java\.lang\.AssertionError"),
     compile_limit_s=15.0,
     version=("-version",),
+    # One collector thread: a compiler's collections are small, and its threads' CPU time is the compile's.
+    warm=("java", "-XX:+UseSerialGC", "{scratch}/WarmJavac.java"),
+    warm_files=("WarmJavac.java",),
+    warm_statuses=frozenset({0, 1}),
 )
 DIALECTS = {
     "mxeval": replace(

@@ -55,6 +55,10 @@ class Language:
     - `refused`: why codeexec does not run this benchmark's programs in it ("" where it does);
     - `artifacts`: the files the compile makes that the run needs (as `file`'s words: "{stem}"), kept for
       the same program again (worker/languages/compiled.py); none: each program compiles anew;
+    - `warm`: the command that starts a compiler kept running (worker/languages/warm.py), which compiles
+      program after program in place of the one compile step ("{scratch}": its own directory, which holds
+      `warm_files`, its own files beside this module); `warm_statuses`, the statuses that are its verdict
+      on a program (others: it failed, and the program compiles as a step); none: each compile is a step;
     - `compile_limit_s`, `run_limit_s`: the time limits of the compile and of the run where neither the
       problem nor the run gives one (the references': MultiPL-E's 15 s, mxeval's 10 s a run).
     """
@@ -81,6 +85,9 @@ class Language:
     main: str = ""
     refused: str = ""
     artifacts: tuple[str, ...] = ()
+    warm: tuple[str, ...] = ()
+    warm_files: tuple[str, ...] = ()
+    warm_statuses: frozenset[int] = frozenset()
 
     def made(self, file: str) -> list[str]:
         """The files the compile of `file` makes that its run needs (`artifacts`)."""
@@ -100,6 +107,11 @@ class Language:
 
         env = dict(self.env)
         return [("compile", argv(step), env) for step in self.compile] + [("run", argv(self.run), env)]
+
+    def warm_arguments(self, argv: list[str], directory: str) -> list[str]:
+        """The warm compiler's arguments for the compile step `argv`, whose files are in `directory`: its
+        words after the tool's, those that name a file there made absolute (the compiler runs elsewhere)."""
+        return [os.path.join(directory, word) if _below(directory, word) else word for word in argv[1:]]
 
     def _words(self, file: str) -> dict[str, str]:
         """What the words of the commands and `artifacts` stand for, for the program in `file`."""
@@ -154,6 +166,10 @@ def _fill(word: str, words: dict[str, str]) -> str:
     for key, value in words.items():
         word = word.replace(key, value)
     return word
+
+
+def _below(directory: str, word: str) -> bool:
+    return not word.startswith(("-", "/")) and os.path.isfile(os.path.join(directory, word))
 
 
 _found: dict[tuple[str, tuple[str, ...]], Toolchain | str] = {}

@@ -155,7 +155,7 @@ def _script_head(module: str, entry: str) -> str:
     return f"import sys\nsys.path[0] = {CANDIDATE_DIR!r}\nfrom {module} import {entry}\ndel sys.path[0]\n"
 
 
-def _environment(config: RunnerConfig) -> dict[str, str]:
+def environment(config: RunnerConfig) -> dict[str, str]:
     """What every candidate's environment holds, whatever its directory (what -I gives, but for
     PYTHONHASHSEED: no PYTHON* variable of the worker's, nothing else of its environment), and the
     configured variables (an environment's). With the relaxed posture, which lets candidates run programs,
@@ -211,7 +211,7 @@ def _run_in(
                         zygote(
                             command,
                             _script_head("warm", "serve"),
-                            _environment(config),
+                            environment(config),
                             nest,
                             denied,
                             config.sandbox,
@@ -286,7 +286,7 @@ def _start_fresh(
     return subprocess.Popen(
         [*command, script],
         cwd=workdir,
-        env=_environment(config) | own,
+        env=environment(config) | own,
         stdin=subprocess.DEVNULL,
         stdout=stdout_w,
         stderr=stderr_w,
