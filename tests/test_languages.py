@@ -233,17 +233,32 @@ JAVA = [
 ]
 
 
-def test_javac_kept_running_judges_as_a_javac_command_does() -> None:
+#: TypeScript programs whose compile says something, for both of its harnesses' rules.
+TYPESCRIPT = [
+    *PROGRAMS["typescript"][:2],
+    PROGRAMS["typescript"][3],  # a type error: MultiPL-E's fails it, mxeval's runs what tsc emitted
+    "let x = (;\n",  # a syntax error
+    "import * as assert from 'assert';\nassert.deepEqual([1], [1]);\n",  # no @types/node: an error, emitted
+    "const \u00e9t\u00e9: string = '\u00e9';\nif (\u00e9t\u00e9.length !== 1) { throw new Error('no'); }\n",
+]
+#: Each language with a compiler kept running (Language.warm), and programs to compare it on.
+WARM = {"java": JAVA, "typescript": TYPESCRIPT}
+
+
+@pytest.mark.parametrize("name", sorted(WARM))
+def test_a_compiler_kept_running_judges_as_its_command_does(name: str) -> None:
     for benchmark in ("", "mxeval"):
-        kept = language_of("java", benchmark)
+        kept = language_of(name, benchmark)
         assert kept.warm
         command = replace(kept, warm=())
-        for program in JAVA:
-            if benchmark == "mxeval":  # its class is Main, and javatuples is not on its class path
+        for program in WARM[name]:
+            if benchmark == "mxeval":  # Java's class is Main there (and javatuples is not on its class path)
                 program = program.replace("class Problem", "class Main")
-            warm_result, cold = run_in(program, kept, 15.0, {}), run_in(program, command, 15.0, {})
+            # Texts of their own: a compile kept (worker/languages/compiled.py) would be no command's.
+            warm_result = run_in(f"{program}\n// kept running\n", kept, 15.0, {})
+            cold = run_in(f"{program}\n// a command\n", command, 15.0, {})
             assert (warm_result.exit_code, warm_result.detail) == (cold.exit_code, cold.detail), (program, warm_result)
-        assert [key for key in warm._running if key[0] == "java"], "javac was not kept running"
+        assert [key for key in warm._running if key[0] == name], "the compiler was not kept running"
 
 
 def test_a_warm_compile_out_of_time_is_the_program_s_and_a_new_compiler_serves_the_next() -> None:

@@ -29,7 +29,7 @@ from codeexec.protocol.result import Outcome, RunResult
 from codeexec.protocol.settings import runner_config
 from codeexec.worker.judging.script import how_it_ended, one_test
 from codeexec.worker.languages import compiled, language_of
-from codeexec.worker.languages.language import Language
+from codeexec.worker.languages.language import Language, Toolchain
 from codeexec.worker.languages.warm import compile_warm
 from codeexec.worker.process.runner import Harness, run_program
 from codeexec.worker.process.watch import TestEnded
@@ -60,7 +60,8 @@ def in_process(tests: object) -> None:
 
 def run_in(program: str, language: Language, run_limit: float, options: dict[str, object]) -> RunResult:
     """Compile and run `program` in `language`; the run under `run_limit` seconds. A compile whose files are
-    kept (worker/languages/compiled.py) is not made again: its files are put beside the program's."""
+    kept (worker/languages/compiled.py) is not made again: its files are put beside the program's; where the
+    language has a compiler kept running (worker/languages/warm.py), it compiles, else the compile's steps."""
     toolchain = language.toolchain()
     if isinstance(toolchain, str):  # this worker lacks it: the machine's failure, not the program's
         return RunResult(
@@ -81,45 +82,52 @@ def run_in(program: str, language: Language, run_limit: float, options: dict[str
     compiles = [step for step in steps if step.kind == "compile"]
     runs: list[RunResult] = []
     ended: list[tuple[Step, TestEnded]] = []
-    if language.warm and len(compiles) == 1:
-        warmed = compile_warm(language, toolchain, compiles[0].argv, files, compiles[0].limit, runner_config(**options))
-        if warmed is not None:
-            test = TestEnded(
-                0, "pass" if warmed.ended == "pass" else "limit", warmed.detail, "", warmed.charged_s, warmed.said,
-                warmed.status, warmed.wall_s,
-            )  # fmt: skip
-            runs.append(
-                RunResult(
-                    exit_code=Outcome.PASS, score=0.0, passed=0, total=1, duration_s=warmed.wall_s,
-                    protections=warmed.protections,
-                )
-            )  # fmt: skip
-            ended.append((compiles[0], test))
-            if not _compiled(language, test):
-                return _result(language, runs, ended)
-            steps = [step for step in steps if step.kind == "run"]
-            files |= warmed.made
-            made = []
+    kept: dict[str, bytes] | None = None
+    entry = compiled.key(toolchain, [(step.argv, step.env) for step in compiles], file, program)
     if made and compiles:
-        entry = compiled.key(toolchain, [(step.argv, step.env) for step in compiles], file, program)
         kept = compiled.get(entry, made)
-        if kept is None:  # compile alone, and read what it made before anything of the program runs
-            run, done = _steps(program, language, compiles, files, options, fetch=made)
+    if kept is None and language.warm and len(compiles) == 1:
+        warmed = _warm(language, toolchain, compiles[0], files, options)
+        if warmed is not None:
+            run, test, kept = warmed
             runs.append(run)
-            ended += done
-            if (
-                run.exit_code is Outcome.INFRA_ERROR
-                or len(done) < len(compiles)
-                or not _compiled(language, done[-1][1])
-            ):
+            ended.append((compiles[0], test))
+            if kept is None:
                 return _result(language, runs, ended)
-            kept = {name: base64.b64decode(content) for name, content in run.files.items()}
-            if set(kept) == set(made):
-                compiled.put(entry, kept)
+            if made and set(made) <= set(kept):
+                compiled.put(entry, {name: kept[name] for name in made})
+    if kept is None and made and compiles:  # compile alone, and read what it made before anything of it runs
+        run, done = _steps(program, language, compiles, files, options, fetch=made)
+        runs.append(run)
+        ended += done
+        if run.exit_code is Outcome.INFRA_ERROR or len(done) < len(compiles) or not _compiled(language, done[-1][1]):
+            return _result(language, runs, ended)
+        kept = {name: base64.b64decode(content) for name, content in run.files.items()}
+        if set(kept) == set(made):
+            compiled.put(entry, kept)
+    if kept is not None:
         steps = [step for step in steps if step.kind == "run"]
         files |= kept
     run, done = _steps(program, language, steps, files, options, executable=made)
     return _result(language, [*runs, run], ended + done)
+
+
+def _warm(
+    language: Language, toolchain: Toolchain, step: Step, files: dict[str, bytes], options: dict[str, object]
+) -> tuple[RunResult, TestEnded, dict[str, bytes] | None] | None:
+    """The compile `step` by the language's compiler kept running (worker/languages/warm.py): the compile as a
+    run, its end as a step's, and what it made where it compiled; None where there is no such compiler."""
+    warmed = compile_warm(language, toolchain, step.argv, files, step.limit, runner_config(**options))
+    if warmed is None:
+        return None
+    test = TestEnded(
+        0, "pass" if warmed.ended == "pass" else "limit", warmed.detail, "", warmed.charged_s, warmed.said,
+        warmed.status, warmed.wall_s,
+    )  # fmt: skip
+    run = RunResult(
+        exit_code=Outcome.PASS, score=0.0, passed=0, total=1, duration_s=warmed.wall_s, protections=warmed.protections
+    )
+    return run, test, warmed.made if _compiled(language, test) else None
 
 
 @dataclass(frozen=True)

@@ -1,8 +1,9 @@
 // javac kept running for worker/languages/warm.py: it compiles program after program in one JVM, so that a
 // compile costs javac's work (tens of milliseconds, once warm) rather than a JVM's start and a cold javac.
 //
-// On stdin, each request: a big-endian int, the number of javac's arguments, then each argument as an int
-// (its length in bytes) and its UTF-8 bytes. On stdout, first one byte (1: javac is loaded, the requests
+// On stdin, each request: a big-endian int, the number of words, then each word as an int (its length in
+// bytes) and its UTF-8 bytes: the program's directory, then javac's arguments (its files' paths absolute:
+// a JVM's working directory is its start's). On stdout, first one byte (1: javac is loaded, the requests
 // may come), then each answer: an int, javac's exit status, and an int and that many bytes, all javac said
 // (its diagnostics, which a javac command writes to stderr). It ends at the end of stdin.
 //
@@ -18,6 +19,7 @@ import java.io.EOFException;
 import java.io.FileOutputStream;
 import java.io.FileDescriptor;
 import java.io.IOException;
+import java.util.Arrays;
 import java.nio.charset.StandardCharsets;
 import javax.tools.JavaCompiler;
 import javax.tools.ToolProvider;
@@ -44,7 +46,7 @@ public class WarmJavac {
                 words[i] = new String(word, StandardCharsets.UTF_8);
             }
             ByteArrayOutputStream said = new ByteArrayOutputStream();
-            int status = javac.run(null, said, said, words);
+            int status = javac.run(null, said, said, Arrays.copyOfRange(words, 1, count));
             byte[] text = said.toByteArray();
             answers.writeInt(status);
             answers.writeInt(text.length);

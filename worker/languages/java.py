@@ -30,7 +30,8 @@ class Java(Language):
         return f"{public[1] if public else self.main}.java"
 
     def warm_arguments(self, argv: list[str], directory: str) -> list[str]:
-        words = super().warm_arguments(argv, directory)
+        # Absolute: a JVM's working directory is the one it started in.
+        words = [os.path.join(directory, word) if _below(directory, word) else word for word in argv[1:]]
         for index, word in enumerate(words[:-1]):
             if word in _CLASS_PATH:
                 entries = words[index + 1].split(os.pathsep)
@@ -39,6 +40,10 @@ class Java(Language):
         else:
             words = ["-cp", directory, *words]
         return ["-proc:none", *words]
+
+
+def _below(directory: str, word: str) -> bool:
+    return not word.startswith(("-", "/")) and os.path.isfile(os.path.join(directory, word))
 
 
 LANGUAGE = Java(

@@ -109,9 +109,9 @@ class Language:
         return [("compile", argv(step), env) for step in self.compile] + [("run", argv(self.run), env)]
 
     def warm_arguments(self, argv: list[str], directory: str) -> list[str]:
-        """The warm compiler's arguments for the compile step `argv`, whose files are in `directory`: its
-        words after the tool's, those that name a file there made absolute (the compiler runs elsewhere)."""
-        return [os.path.join(directory, word) if _below(directory, word) else word for word in argv[1:]]
+        """The warm compiler's arguments for the compile step `argv`, whose files are in `directory` (where
+        the compiler compiles, as the command would): the command's, after the tool."""
+        return argv[1:]
 
     def _words(self, file: str) -> dict[str, str]:
         """What the words of the commands and `artifacts` stand for, for the program in `file`."""
@@ -166,10 +166,6 @@ def _fill(word: str, words: dict[str, str]) -> str:
     for key, value in words.items():
         word = word.replace(key, value)
     return word
-
-
-def _below(directory: str, word: str) -> bool:
-    return not word.startswith(("-", "/")) and os.path.isfile(os.path.join(directory, word))
 
 
 _found: dict[tuple[str, tuple[str, ...]], Toolchain | str] = {}

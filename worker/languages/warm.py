@@ -11,15 +11,15 @@ the settings require is refused, there is no warm compiler, and programs compile
 the programs' code (javac: no annotation processing); what it cannot stop, a compiler bug that a program's
 source exploits to change a later compile in the same process, is in docs/security.md.
 
-A compile: the program's files are written to a fresh directory of the scratch one, the compile's command
-sent (its file names made absolute: Language.warm_arguments()), the compiler's status and what it said read
-back, the files it made in that directory read (as a kept compile's are: the run gets them) and the
-directory removed. Its time is the compiler process's CPU time over the compile (all its threads: a JVM's
-compiler and collector threads too), which load does not grow; the wall clock only as the ceiling (the
-run's factor of the limit). Over the limit it is killed, and the compile ran out of time. A status that is
-not the compiler's verdict on the program (Language.warm_statuses: javac's 3, an internal error, an
-OutOfMemoryError), or a compiler that dies or says what it should not, is killed, and the program compiles
-as a step: the cold compile decides.
+A compile: the program's files are written to a fresh directory of the scratch one; that directory and the
+compile's arguments are sent (Language.warm_arguments(): javac's file names made absolute); the compiler's
+status and what it said are read back, then the files it made there (as a kept compile's are: the run gets
+them), and the directory is removed. Its time is the compiler process's CPU time over the compile (all its
+threads: a JVM's compiler and collector threads too), which load does not grow; the wall clock only as the
+ceiling (the run's factor of the limit). Over the limit it is killed, and the compile ran out of time. A
+status that is not the compiler's verdict on the program (Language.warm_statuses: javac's 3, an internal
+error or an OutOfMemoryError), or a compiler that dies or says too much, is killed, and the program
+compiles as a step: the cold compile decides.
 """
 
 from __future__ import annotations
@@ -127,7 +127,9 @@ class _Compiler:
             "sandbox": config.sandbox,
             "data_bytes": config.memory_bytes,
             "argv": argv,
-            "env": environment(config) | language.env | {"HOME": scratch, "TMPDIR": scratch},
+            "env": environment(config)
+            | {name: value.replace("{dir}", scratch) for name, value in language.env.items()}
+            | {"HOME": scratch, "TMPDIR": scratch},
         }
         process = subprocess.Popen(
             [sys.executable, "-s", "-m", __name__, json.dumps(given)],
@@ -155,7 +157,8 @@ class _Compiler:
         self.compiles += 1
         try:
             workfiles.put(directory, files)
-            request = [_INT.pack(len(words := language.warm_arguments(argv, directory)))]
+            words = [directory, *language.warm_arguments(argv, directory)]
+            request = [_INT.pack(len(words))]
             for word in words:
                 encoded = word.encode()
                 request += [_INT.pack(len(encoded)), encoded]
