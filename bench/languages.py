@@ -10,7 +10,7 @@ Sets (../shared/data/multilang/):
   wherever mxeval passes it.
 - reflexion-rs-1, reflexion-rs-2: GPT-4's Reflexion programs for MultiPL-E's humaneval-rs (whole
   programs); the reference is MultiPL-E's evaluation (evaluation/src/main.py, eval_rust.py), run here.
-- humaneval-x-canonical-<lang> (cpp, java, js): HumanEval-X's canonical solutions, which must pass
+- humaneval-x-canonical-<lang> (cpp, go, java, js): HumanEval-X's canonical solutions, which must pass
   (no reference is run: CodeGeeX's harness passes them all).
 
 For each set codeexec runs it (--workers local workers, fork isolation, warmed by a run of a few samples),
@@ -56,7 +56,7 @@ MBXP = {"mbcpp": "mbcpp_release_v1.2", "mbjsp": "mbjsp_release_v1.2", "mbtsp": "
 #: MBXP's sets whose problems and samples ../shared does not hold: read from mxeval's checkout (data/mbxp/);
 #: its MBJP samples are held out, and not read.
 FROM_CHECKOUT = {"mbphp", "mbplp", "mbrbp", "mbscp"}
-HUMANEVAL_X = {"cpp": "cpp", "java": "java", "js": "js"}  # Go and Rust: refused (docs/languages.md)
+HUMANEVAL_X = {"cpp": "cpp", "go": "go", "java": "java", "js": "js"}  # Rust: refused (docs/languages.md)
 
 
 @dataclass

@@ -229,10 +229,29 @@ class ProgramTests(TestSet):
         default_factory=list, description="A completion ends at the first of these (MultiPL-E's stop tokens)."
     )
     benchmark: str = Field("", description="Whose rows these are (multipl-e, mxeval, humaneval-x), for reports.")
+    head: str = Field("", description="What goes before a completion's program (HumanEval-X's Go test_setup).")
+    imports: list[str] = Field(
+        default_factory=list,
+        description="Packages imported after `head` where a completion names one (`<last part>.`) and `head` does "
+        "not: HumanEval-X's Go, as CodeGeeX's evaluation imports them.",
+    )
 
     @property
     def total(self) -> int:
         return 1
+
+    def before(self, completion: str) -> str:
+        """What goes before the prompt of `completion`'s program: `head`, then an import block of the
+        `imports` the completion names (CodeGeeX's text: the first unindented, the rest after four spaces)."""
+        named = [
+            f'"{package}"'
+            for package in self.imports
+            if package not in self.head and f"{package.split('/')[-1]}." in completion
+        ]
+        if not self.head and not named:
+            return ""
+        block = "import (\n" + "    ".join(f"{package}\n" for package in named) + ")\n" if named else ""
+        return f"{self.head}\n{block}"
 
     def after_program(self, solution: bool) -> str:
         """What follows a sample's program: the joiner and the tests. A whole `solution` closes its

@@ -45,6 +45,12 @@ NEEDS = [
     Need("node-lodash", "/usr/share/nodejs/lodash", LANGUAGES, "MBXP's JavaScript and TypeScript tests require lodash"),
     Need("node-typescript", "tsc", LANGUAGES, "TypeScript"),
     Need("golang-go", "go", LANGUAGES, "Go"),
+    Need(
+        "golang-github-stretchr-testify-dev",
+        "/usr/share/gocode/src/github.com/stretchr/testify",
+        LANGUAGES,
+        "HumanEval-X's Go tests import testify",
+    ),
     Need("rustc", "rustc", LANGUAGES, "Rust (or rustup's, in ~/.cargo/bin)"),
     Need("bash", "bash", LANGUAGES, "Bash"),
     Need("php-cli", "php", LANGUAGES, "PHP"),

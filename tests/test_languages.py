@@ -29,7 +29,17 @@ from codeexec.protocol.models import Problem, ProgramTests, Sample, SampleKind
 from codeexec.protocol.result import Outcome
 from codeexec.worker.judging.program import program_for
 from codeexec.worker.judging.programs import run_in
-from codeexec.worker.languages import LANGUAGES, MODULES, compiled, cpp, language_of, name_of, packages, warm
+from codeexec.worker.languages import (
+    LANGUAGES,
+    MODULES,
+    compiled,
+    cpp,
+    language_of,
+    name_of,
+    packages,
+    prebuilt,
+    warm,
+)
 from codeexec.worker.languages import language as language_module
 from helpers import ROOT, codeexec, private_env, write_jsonl
 
@@ -90,7 +100,7 @@ def own_precompiled_headers(tmp_path_factory: pytest.TempPathFactory) -> Iterato
     directory: the toolchains are looked for again with it."""
     directory = tmp_path_factory.mktemp("pch")
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(cpp, "pch_directory", lambda: directory)
+        patch.setattr(prebuilt, "root", lambda kind: directory / kind)
         patch.setattr(compiled, "directory", lambda: directory / "compiled")
         language_module._found.clear()
         yield
@@ -189,13 +199,14 @@ def test_the_system_headers_a_second_program_begins_with_are_precompiled_and_cha
     bad = head + "int main() { vector<int> v{2, 1}; assert(v[0] == 1); }\n"
     outcomes = [judged("cpp", program, "mxeval").exit_code for program in (good, good, bad, good)]
     assert outcomes == [Outcome.PASS, Outcome.PASS, Outcome.ASSERTION_FAIL, Outcome.PASS]
-    built = [gch for gch in cpp.pch_directory().glob("*/prefix.h.gch") if "stdc++" in gch.with_suffix("").read_text()]
+    pch = prebuilt.root(cpp.PCH)
+    built = [gch for gch in pch.glob("*/prefix.h.gch") if "stdc++" in gch.with_suffix("").read_text()]
     assert len(built) == 1 and built[0].with_suffix("").read_text() == "#include <bits/stdc++.h>\n"
     # Its directory made again (the sandbox's rules know the one before): the headers go unused, nothing fails.
-    shutil.rmtree(cpp.pch_directory())
-    cpp.pch_directory().mkdir()
+    shutil.rmtree(pch)
+    pch.mkdir()
     assert [judged("cpp", program, "mxeval").exit_code for program in (good, good, bad)] == outcomes[:3]
-    assert not list(cpp.pch_directory().glob("*/prefix.h.gch"))
+    assert not list(pch.glob("*/prefix.h.gch"))
 
 
 def test_a_program_compiled_once_is_not_compiled_again_and_keeps_its_verdict(tmp_path: Path) -> None:
@@ -505,7 +516,9 @@ def test_the_worker_image_s_build_argument_installs_the_languages_packages() -> 
             [sys.executable, "-c", asked.replace("$LANGUAGES", names)], capture_output=True, text=True
         )
         assert done.returncode == 0 and done.stdout.split() == expected.split(), done.stderr
-    assert set(packages("all").split()) == {p for language in LANGUAGES.values() for p in language.package.split()}
+    every_way = [*LANGUAGES.values(), *(way for module in MODULES for way in getattr(module, "DIALECTS", {}).values())]
+    assert set(packages("all").split()) == {p for language in every_way for p in language.package.split()}
+    assert "golang-github-stretchr-testify-dev" in packages("go").split(), "HumanEval-X's way of running Go"
     with pytest.raises(ValueError, match="not a language codeexec runs: cobol"):
         packages("cpp cobol")
 
@@ -539,6 +552,50 @@ def test_a_bundled_set_s_canonical_solutions_pass_where_their_libraries_are(tmp_
             assert result["exit_code"] == "syntax_error", result
             assert re.search(r"boost/any\.hpp|openssl/md5\.h", result["detail"]), result
     assert sum(result["passed"] for result in results) >= 161
+
+
+def test_humaneval_x_go_imports_what_a_generation_names_and_its_canonical_solutions_pass() -> None:
+    """As CodeGeeX assembles a Go program: the test file's head, an import block of the packages the generation
+    names (`strings.`; not the prompt's), the prompt without its own imports; testify from Debian's package."""
+    problems = load_problems("humaneval-x-go")
+    tests = problems["Go/0"].tests
+    assert isinstance(tests, ProgramTests) and tests.head.startswith("package main")
+    assert tests.before("x := math.Abs(y)\nstrings.Split(a, b)") == (
+        f'{tests.head}\nimport (\n"math"\n    "strings"\n)\n'
+    )
+    assert tests.before("return 1") == f"{tests.head}\n"
+    with gzip.open(LANGUAGE_SETS["humaneval-x-go"][0], "rt") as lines:
+        rows = {row["task_id"]: row for row in map(json.loads, lines)}
+    go = language_of("go", "humaneval-x")
+    # Go/32, /38: test files that import math/rand themselves; the others' prompts have an import block of theirs.
+    for task_id in ("Go/0", "Go/2", "Go/4", "Go/7", "Go/10", "Go/16", "Go/32", "Go/38"):
+        problem = problems[task_id]
+        program = program_for(problem, Sample(kind=SampleKind.COMPLETION, text=rows[task_id]["canonical_solution"]))
+        assert program is not None and not problem.prompt.count(rows[task_id]["import"] or "\0")
+        result = run_in(program, go, go.run_limit_s, {})
+        assert result.exit_code is Outcome.PASS, (task_id, result.detail)
+    wrong = program_for(problems["Go/0"], Sample(kind=SampleKind.COMPLETION, text="    return false\n}\n"))
+    assert wrong is not None
+    failed = run_in(wrong, go, go.run_limit_s, {})
+    assert failed.exit_code is Outcome.ASSERTION_FAIL and "Error Trace" in failed.detail + failed.script.stdout, failed
+
+
+def test_go_s_prebuilt_build_cache_is_read_by_programs_and_written_by_none() -> None:
+    """A program's go command reads the worker's build cache (GOCACHE) and cannot add to it or change it."""
+    probe = (
+        'package main\nimport (\n\t"os"\n\t"path/filepath"\n)\nfunc main() {\n\tcache := os.Getenv("GOCACHE")\n'
+        "\tif _, err := os.ReadDir(cache); err != nil { os.Exit(3) }\n"
+        '\tif os.WriteFile(filepath.Join(cache, "poison"), []byte("x"), 0o644) == nil { os.Exit(4) }\n'
+        '\tif os.RemoveAll(filepath.Join(cache, "00")) == nil { os.Exit(5) }\n}\n'
+    )
+    go = language_of("go", "mxeval")
+    toolchain = go.toolchain()
+    assert not isinstance(toolchain, str)
+    cache = go.cache(toolchain)
+    assert cache is not None and (Path(cache) / "00").is_dir()
+    result = run_in(probe, go, go.run_limit_s, {})
+    assert result.exit_code is Outcome.PASS, result  # read (3), not written (4), nothing removed (5)
+    assert not (Path(cache) / "poison").exists() and (Path(cache) / "00").is_dir()
 
 
 #: HumanEval_53_add (x + y) in each language of MultiPL-E's bundled rows: a right completion and a wrong one,

@@ -7,7 +7,7 @@ ProgramTests problem (protocol/models.py), judged as its benchmark's harness jud
   completion cut at the first stop token;
 - MBXP's (mxeval's: task_id MBCPP/1, language, prompt, test): prompt + completion + test;
 - HumanEval-X's (CodeGeeX's: task_id CPP/0, prompt, declaration, test): as CodeGeeX's evaluate_humaneval_x.py
-  assembles them (its Go and Rust rows are refused, saying why: their libraries are not to be had here).
+  assembles them (its Rust rows are refused, saying why: their crates are not to be had here).
 
 A row's language must be one codeexec runs, and its toolchain must be on this machine where the workers
 are this machine's (worker/languages/: `codeexec doctor` lists them); else the file's line is named with
@@ -62,6 +62,8 @@ class _HumanEvalX(BaseModel):
     prompt: str
     declaration: str = ""
     test: str
+    imports: str = Field("", validation_alias="import")  # Go's: the prompt's import block
+    test_setup: str = ""  # Go's: the test file's package and imports
 
 
 def shape_of(record: dict[str, Any]) -> str | None:
@@ -111,10 +113,10 @@ _PYTHON_IMPORTS = (
     "import heapq\nimport statistics\nimport functools\nimport hashlib\nimport string\nfrom typing import *\n"
     "from collections import *\ntry:\n    import numpy\n    import numpy as np\nexcept ImportError:\n    pass"
 )
+#: The packages CodeGeeX's evaluation imports into a Go program whose generation names them (IMPORT_HELPER).
+_GO_IMPORTS = ["math", "strings", "fmt", "strconv", "time", "bytes", "regexp", "sort", "math/rand", "crypto/md5"]
 #: HumanEval-X's languages codeexec does not run yet, and why.
 _HUMANEVAL_X_REFUSED = {
-    "go": "HumanEval-X's Go tests import github.com/stretchr/testify (CodeGeeX vendors it into a Go module), which "
-    "codeexec does not provide yet",
     "rust": "HumanEval-X's Rust programs use the rand, regex and md5 crates (CodeGeeX builds them with cargo), which "
     "codeexec does not provide yet",
 }
@@ -123,7 +125,8 @@ _HUMANEVAL_X_REFUSED = {
 def _humaneval_x(row: _HumanEvalX) -> Problem:
     """A HumanEval-X row, assembled as CodeGeeX's evaluate_humaneval_x.py assembles its program (the
     generation after the prompt, then "\\n" and the test): C++'s missing headers first (IMPORT_HELPER);
-    Python's imports, its test calling check() itself."""
+    Go's test_setup first, then an import block of IMPORT_HELPER's packages that the generation names, and
+    the prompt without its own imports; Python's imports, its test calling check() itself."""
     found = _HUMANEVAL_X_ID.match(row.task_id)
     assert found is not None
     language = HUMANEVAL_X[found["prefix"]]
@@ -132,10 +135,14 @@ def _humaneval_x(row: _HumanEvalX) -> Problem:
         return Problem(task_id=row.task_id, prompt=row.prompt, setup=_PYTHON_IMPORTS, tests=tests)
     if language in _HUMANEVAL_X_REFUSED:
         raise ValueError(f"{row.task_id}: {_HUMANEVAL_X_REFUSED[language]}")
-    prompt = row.prompt
+    prompt, head, imports = row.prompt, "", []
     if language == "cpp":
         prompt = "".join(f"{header}\n" for header in _CPP_HEADERS if header not in prompt) + "\n" + prompt
-    tests = ProgramTests(language=_language(language, "humaneval-x"), tests=row.test, benchmark="humaneval-x")
+    if language == "go":  # the test file's head, then what the generation names of IMPORT_HELPER's packages
+        prompt, head, imports = prompt.replace(row.imports, ""), row.test_setup, _GO_IMPORTS
+    tests = ProgramTests(
+        language=_language(language, "humaneval-x"), tests=row.test, benchmark="humaneval-x", head=head, imports=imports
+    )
     return Problem(task_id=row.task_id, prompt=prompt, tests=tests)
 
 

@@ -50,7 +50,8 @@ def _with_tests(tests: ProgramTests, prompt: str, sample: Sample) -> str | None:
     (MultiPL-E's prompt + completion + "\\n" + tests), a solution, or the code of a raw answer; then the
     tests."""
     if sample.kind is SampleKind.COMPLETION:
-        return prompt + tests.cut(sample.text) + tests.after_program(solution=False)
+        completion = tests.cut(sample.text)
+        return tests.before(completion) + prompt + completion + tests.after_program(solution=False)
     code = sample.text if sample.kind is SampleKind.SOLUTION else extract_code(sample.text)
     return None if code is None else code + tests.after_program(solution=True)
 

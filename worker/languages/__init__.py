@@ -61,15 +61,30 @@ BENCHMARKS = ("multipl-e", "mxeval", "humaneval-x")
 
 
 def packages(names: str) -> str:
-    """The Debian packages of the languages `names` names (comma- or space-separated; "all": every one), for
+    """The Debian packages of the languages `names` names (comma- or space-separated; "all": every one), as
+    each benchmark runs them, for
     `apt-get install`: the worker image's LANGUAGES build argument (Dockerfile). ValueError for a name that
     is not a language's."""
     wanted = list(LANGUAGES) if names.strip() == "all" else [name for name in names.replace(",", " ").split()]
     unknown = [name for name in wanted if name_of(name) is None]
     if unknown:
         raise ValueError(f"not a language codeexec runs: {', '.join(unknown)} (one of {', '.join(LANGUAGES)})")
-    found = [package for name in wanted for package in LANGUAGES[name_of(name) or name].package.split()]
+    found = [
+        package
+        for name in wanted
+        for language in _all_ways(name_of(name) or name)
+        for package in language.package.split()
+    ]
     return " ".join(dict.fromkeys(found))
+
+
+def _all_ways(name: str) -> list[Language]:
+    """The language called `name`, as each benchmark's harness runs it (HumanEval-X's Go needs testify)."""
+    return [LANGUAGES[name], *_dialects(name).values()]
+
+
+def _dialects(name: str) -> dict[str, Language]:
+    return getattr(MODULES[list(LANGUAGES).index(name)], "DIALECTS", {})
 
 
 def name_of(given: str) -> str | None:
@@ -79,5 +94,4 @@ def name_of(given: str) -> str | None:
 
 def language_of(name: str, benchmark: str = "") -> Language:
     """The language called `name` (codeexec's name), as `benchmark`'s harness runs it."""
-    module = MODULES[list(LANGUAGES).index(name)]
-    return getattr(module, "DIALECTS", {}).get(benchmark, LANGUAGES[name])
+    return _dialects(name).get(benchmark, LANGUAGES[name])

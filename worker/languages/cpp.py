@@ -4,22 +4,22 @@ compiler's default standard: gnu++17 for g++ 12) with 100 s to compile and 10 s 
 
 The system headers a program includes first (MBXP's and MultiPL-E's `#include <bits/stdc++.h>`, a third of
 a second of every compile's CPU to parse) are compiled once, into a precompiled header of the worker's
-(`<data_dir>/pch/`, read-only to programs), for each set of flags, once a second program has begun with
-them: the compile then takes it with `-include`, which is what the program's own first lines include
-(each header again is a no-op: they are guarded), and gcc falls back to the headers themselves where it
-cannot use it. Only system headers (`#include <...>`) are ever compiled outside the sandbox.
+(`<data_dir>/pch/`, read-only to programs: worker/languages/prebuilt.py), for each set of flags, once a
+second program has begun with them: the compile then takes it with `-include`, which is what the
+program's own first lines include (each header again is a no-op: they are guarded), and gcc falls back to
+the headers themselves where it cannot use it. Only system headers (`#include <...>`) are ever compiled
+outside the sandbox.
 """
 
 import hashlib
 import os
 import re
 import subprocess
-import tempfile
 from collections import Counter
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from codeexec.protocol.settings import get_settings
+from codeexec.worker.languages import prebuilt
 from codeexec.worker.languages.language import Language, Toolchain
 
 #: Libraries a program links where it includes their headers (HumanEval-X's CPP/162 uses OpenSSL's MD5,
@@ -48,25 +48,12 @@ class Cpp(Language):
         return steps
 
     def directories(self, tools: dict[str, str]) -> tuple[str, ...]:
-        """Also the precompiled headers', made now: the sandbox's rules name what exists."""
-        directory = pch_directory()
-        directory.mkdir(parents=True, exist_ok=True)
-        _allowed.append(_identity(directory))
-        return (*super().directories(tools), str(directory))
+        """Also the precompiled headers' (worker/languages/prebuilt.py)."""
+        return (*super().directories(tools), prebuilt.directory(PCH))
 
 
-#: The precompiled headers' directory as the sandbox's rules know it (its device and inode): one made again
-#: since (its data directory removed) is not theirs, and its headers go unused.
-_allowed: list[tuple[int, int]] = []
-
-
-def pch_directory() -> Path:
-    return get_settings().data_dir / "pch"
-
-
-def _identity(path: Path) -> tuple[int, int]:
-    found = path.stat()
-    return found.st_dev, found.st_ino
+#: The precompiled headers' kind of prebuilt.py: <data_dir>/pch/.
+PCH = "pch"
 
 
 def leading_includes(program: str) -> str:
@@ -83,31 +70,23 @@ def leading_includes(program: str) -> str:
 def precompiled(compiler: str, flags: list[str], includes: str) -> str | None:
     """The header that stands for `includes` compiled with `flags`, once a second program has asked for it
     (built here, outside the sandbox, the first time); None for one not built."""
-    try:
-        if not includes or _identity(pch_directory()) not in _allowed:
-            return None
-    except OSError:
+    if not includes or not prebuilt.ready(PCH):
         return None
     key = hashlib.sha256(repr((compiler, os.stat(compiler).st_mtime_ns, flags, includes)).encode()).hexdigest()[:24]
-    directory = pch_directory() / key
-    header = directory / "prefix.h"
-    if (directory / "prefix.h.gch").exists():
-        return str(header)
-    _seen[key] += 1
-    if _seen[key] < 2:
-        return None
-    directory.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(dir=directory) as building:
-        written = Path(building) / "prefix.h"
-        written.write_text(includes)
-        os.replace(written, header)
-        made = Path(building) / "prefix.h.gch"
-        done = subprocess.run([compiler, *flags, "-x", "c++-header", str(header), "-o", str(made)],
-                              capture_output=True, timeout=300, check=False)  # fmt: skip
-        if done.returncode != 0:
+    if not (prebuilt.root(PCH) / key / "prefix.h.gch").exists():
+        _seen[key] += 1
+        if _seen[key] < 2:
             return None
-        os.replace(made, directory / "prefix.h.gch")  # whole, or not at all: another worker may build it too
-    return str(header)
+
+    def build(directory: Path) -> bool:
+        header = directory / "prefix.h"
+        header.write_text(includes)
+        done = subprocess.run([compiler, *flags, "-x", "c++-header", str(header), "-o", f"{header}.gch"],
+                              capture_output=True, timeout=300, check=False)  # fmt: skip
+        return done.returncode == 0
+
+    found = prebuilt.entry(PCH, key, build)
+    return None if found is None else str(found / "prefix.h")
 
 
 LANGUAGE = Cpp(

@@ -43,6 +43,8 @@ class Language:
       is a tool's name, that tool's path ("{main}": `main`, the class a JVM runs); `env`: variables of every
       step ("{dir}": the working directory);
     - `reads`: directories beyond the system's its steps read and execute (headers, class libraries);
+      `needs`: files or directories without which its programs cannot be judged (a library the tests
+      import): where one is missing, so is the toolchain;
     - `failed_assertion`: what in a failed run's stderr (or stdout) says a test's assertion failed, rather
       than that the program crashed (assertion_fail against error);
     - how a step's end reads, where the reference reads more than its exit status: `compiled`, the exit
@@ -73,6 +75,7 @@ class Language:
     compile: tuple[tuple[str, ...], ...] = ()
     env: dict[str, str] = field(default_factory=dict)
     reads: tuple[str, ...] = ()
+    needs: tuple[str, ...] = ()
     failed_assertion: re.Pattern[str] | None = None
     compiled: frozenset[int] = frozenset({0})
     failed_if: re.Pattern[str] | None = None
@@ -186,4 +189,7 @@ def _look_for(language: Language) -> Toolchain | str:
         if path is None:
             return f"no {tool} on this machine (install {language.package})"
         tools[tool] = path
+    for path in language.needs:
+        if not os.path.exists(path):
+            return f"no {path} on this machine (install {language.package})"
     return Toolchain(tools, language.directories(tools))
