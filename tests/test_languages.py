@@ -567,6 +567,10 @@ def test_humaneval_x_go_imports_what_a_generation_names_and_its_canonical_soluti
     with gzip.open(LANGUAGE_SETS["humaneval-x-go"][0], "rt") as lines:
         rows = {row["task_id"]: row for row in map(json.loads, lines)}
     go = language_of("go", "humaneval-x")
+    # Its toolchain reads testify's directory, whichever way of running Go was looked for first.
+    assert not isinstance(language_of("go").toolchain(), str)
+    found = go.toolchain()
+    assert not isinstance(found, str) and "/usr/share/gocode" in found.directories
     # Go/32, /38: test files that import math/rand themselves; the others' prompts have an import block of theirs.
     for task_id in ("Go/0", "Go/2", "Go/4", "Go/7", "Go/10", "Go/16", "Go/32", "Go/38"):
         problem = problems[task_id]

@@ -171,12 +171,13 @@ def _fill(word: str, words: dict[str, str]) -> str:
     return word
 
 
-_found: dict[tuple[str, tuple[str, ...]], Toolchain | str] = {}
+_found: dict[tuple[str, tuple[str, ...], tuple[str, ...], tuple[str, ...]], Toolchain | str] = {}
 
 
 def _toolchain(language: Language) -> Toolchain | str:
-    """language.toolchain(), looked for once per process."""
-    key = (language.name, language.tools)
+    """language.toolchain(), looked for once per process for each way of running the language (a benchmark's
+    may read more: HumanEval-X's Go, testify)."""
+    key = (language.name, language.tools, language.reads, language.needs)
     if key not in _found:
         _found[key] = _look_for(language)
     return _found[key]
