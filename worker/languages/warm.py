@@ -79,6 +79,7 @@ def compile_warm(
 ) -> Compiled | None:  # fmt: skip
     """The compile of `files` by `argv` (the language's one compile step) in this process's warm compiler
     for `language`, or None where there is none or it failed (the program then compiles as a step)."""
+    # The compile's words but its last (Java's file, named for its class): one compiler for each set of flags.
     key = (language.name, language.warm, tuple(argv[:-1]), config.memory_bytes, config.sandbox)
     with _lock:
         compiler = _running.get(key)
