@@ -19,7 +19,7 @@ whose verdicts differ is listed with both harnesses' words. The floor: each prog
 compile and its run), one after another, without a sandbox, divided among the workers.
 
     python bench/languages.py --mxeval DIR --multiple DIR [--sets mbjsp,reflexion-rs-1] [--workers 2]
-        [--limit N] [--load] [--json OUT]
+        [--limit N] [--load] [--no-floor] [--no-reference] [--json OUT]
 
 --mxeval: a checkout of amazon-science/mxeval (its mxeval/ package); --multiple: of nuprl/MultiPL-E (or
 its fork ankhanhtran02/MultiPL-E@08266b2a: the same evaluation/src/). Each runs from a copy in a temporary
@@ -294,6 +294,7 @@ def main() -> None:
     parser.add_argument("--limit", type=int, default=0, help="only the first N samples of each set")
     parser.add_argument("--load", action="store_true", help="codeexec again beside 3 busy loops a core")
     parser.add_argument("--no-floor", action="store_true", help="skip timing the floor")
+    parser.add_argument("--no-reference", action="store_true", help="skip the references (with --load: flips only)")
     parser.add_argument("--json", type=Path, help="write every figure and difference here")
     args = parser.parse_args()
     report: dict[str, Any] = {}
@@ -305,7 +306,7 @@ def main() -> None:
             took, ours, our_said = run_codeexec(one, directory, args.workers, "idle")
             entry: dict[str, Any] = {"codeexec_s": round(took, 2), "codeexec_per_s": round(len(one.samples) / took, 2)}
             source = {"mxeval": args.mxeval, "multiple": args.multiple}.get(one.reference)
-            if one.reference and source is not None:
+            if one.reference and source is not None and not args.no_reference:
                 runner = run_mxeval if one.reference == "mxeval" else run_multiple
                 their_took, theirs, their_said = runner(one, source, directory, args.workers)
                 per_s = round(len(one.samples) / their_took, 2)

@@ -252,8 +252,18 @@ TYPESCRIPT = [
     "import * as assert from 'assert';\nassert.deepEqual([1], [1]);\n",  # no @types/node: an error, emitted
     "const \u00e9t\u00e9: string = '\u00e9';\nif (\u00e9t\u00e9.length !== 1) { throw new Error('no'); }\n",
 ]
+#: Scala programs whose compile says something.
+SCALA = [
+    *PROGRAMS["scala"][:2],
+    PROGRAMS["scala"][3],
+    'object Problem { def main(args: Array[String]) = { val x: Int = "s" } }',  # a type error
+    "object Problem { case class P(a: Int)\n def main(args: Array[String]) = { assert(P(1) == P(1)) } }",
+    "package p\nobject Problem { def main(args: Array[String]) = {} }",  # its classes in a directory of theirs
+    "object Problem { def main(args: Array[String]) = {"
+    ' val \u00e9t\u00e9 = "\u00e9"; assert(\u00e9t\u00e9.length == 1) } }',  # not ASCII
+]
 #: Each language with a compiler kept running (Language.warm), and programs to compare it on.
-WARM = {"java": JAVA, "typescript": TYPESCRIPT}
+WARM = {"java": JAVA, "scala": SCALA, "typescript": TYPESCRIPT}
 
 
 @pytest.mark.parametrize("name", sorted(WARM))
@@ -263,11 +273,11 @@ def test_a_compiler_kept_running_judges_as_its_command_does(name: str) -> None:
         assert kept.warm
         command = replace(kept, warm=())
         for program in WARM[name]:
-            if benchmark == "mxeval":  # Java's class is Main there (and javatuples is not on its class path)
-                program = program.replace("class Problem", "class Main")
-            # Texts of their own: a compile kept (worker/languages/compiled.py) would be no command's.
-            warm_result = run_in(f"{program}\n// kept running\n", kept, 15.0, {})
-            cold = run_in(f"{program}\n// a command\n", command, 15.0, {})
+            if benchmark == "mxeval":  # Java's and Scala's class is Main there
+                program = program.replace("class Problem", "class Main").replace("object Problem", "object Main")
+            warm_result = run_in(program, kept, 15.0, {})
+            shutil.rmtree(compiled.directory(), ignore_errors=True)  # what it kept would be no command's compile
+            cold = run_in(program, command, 15.0, {})
             assert (warm_result.exit_code, warm_result.detail) == (cold.exit_code, cold.detail), (program, warm_result)
         assert [key for key in warm._running if key[0] == name], "the compiler was not kept running"
 

@@ -3,7 +3,7 @@ org.javatuples), then `java -ea ... Problem` (assertions on: its tests assert), 
 no -ea (its tests throw), 100 s to compile and 10 s to run; HumanEval-X's public class Main. A failed assert
 is assertion_fail.
 
-A javac kept running (WarmJavac.java, worker/languages/warm.py) compiles in place of a javac command: the
+A javac kept running (WarmCompiler.java, worker/languages/warm.py) compiles in place of a javac command: the
 same arguments, its file names made absolute and its class path too (javac in a JVM of its own would
 otherwise take that JVM's: a javac command's is "."), and no annotation processing (-proc:none: none is on
 these class paths, and a compiler that runs no code of the programs' can serve them one after another).
@@ -14,7 +14,7 @@ import os
 import re
 from dataclasses import dataclass, replace
 
-from codeexec.worker.languages.language import Language
+from codeexec.worker.languages.language import Language, absolute
 
 #: Debian's libjavatuples-java: MultiPL-E's javatuples-1.2.jar.
 JAVATUPLES = "/usr/share/java/javatuples.jar"
@@ -30,8 +30,7 @@ class Java(Language):
         return f"{public[1] if public else self.main}.java"
 
     def warm_arguments(self, argv: list[str], directory: str) -> list[str]:
-        # Absolute: a JVM's working directory is the one it started in.
-        words = [os.path.join(directory, word) if _below(directory, word) else word for word in argv[1:]]
+        words = absolute(argv[1:], directory)
         for index, word in enumerate(words[:-1]):
             if word in _CLASS_PATH:
                 entries = words[index + 1].split(os.pathsep)
@@ -40,10 +39,6 @@ class Java(Language):
         else:
             words = ["-cp", directory, *words]
         return ["-proc:none", *words]
-
-
-def _below(directory: str, word: str) -> bool:
-    return not word.startswith(("-", "/")) and os.path.isfile(os.path.join(directory, word))
 
 
 LANGUAGE = Java(
@@ -61,8 +56,8 @@ LANGUAGE = Java(
     compile_limit_s=15.0,
     version=("-version",),
     # One collector thread: a compiler's collections are small, and its threads' CPU time is the compile's.
-    warm=("java", "-XX:+UseSerialGC", "{scratch}/WarmJavac.java"),
-    warm_files=("WarmJavac.java",),
+    warm=("java", "-XX:+UseSerialGC", "{scratch}/WarmCompiler.java", "javax.tools"),
+    warm_files=("WarmCompiler.java",),
     warm_statuses=frozenset({0, 1}),
 )
 DIALECTS = {

@@ -111,6 +111,10 @@ class Language:
         env = dict(self.env)
         return [("compile", argv(step), env) for step in self.compile] + [("run", argv(self.run), env)]
 
+    def warm_command(self, toolchain: Toolchain, scratch: str) -> list[str]:
+        """The command that starts the compiler kept running (`warm`), in its directory `scratch`."""
+        return [toolchain.tools.get(word) or _fill(word, {"{scratch}": scratch}) for word in self.warm]
+
     def warm_arguments(self, argv: list[str], directory: str) -> list[str]:
         """The warm compiler's arguments for the compile step `argv`, whose files are in `directory` (where
         the compiler compiles, as the command would): the command's, after the tool."""
@@ -163,6 +167,16 @@ class Language:
         except (OSError, subprocess.TimeoutExpired) as exc:
             said = [f"did not say its version: {exc}"]
         return first, said[0] if said else ""
+
+
+def absolute(words: list[str], directory: str) -> list[str]:
+    """`words` with those that name a file of `directory`, or the directory itself ("."), made absolute: a
+    JVM compiler kept running compiles where it started, not in `directory`."""
+    found = []
+    for word in words:
+        named = word == "." or (not word.startswith(("-", "/")) and os.path.isfile(os.path.join(directory, word)))
+        found.append(os.path.normpath(os.path.join(directory, word)) if named else word)
+    return found
 
 
 def _fill(word: str, words: dict[str, str]) -> str:

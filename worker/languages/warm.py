@@ -118,10 +118,9 @@ class _Compiler:
     def start(cls, language: Language, toolchain: Toolchain, config: RunnerConfig) -> _Compiler | None:
         scratch = tempfile.mkdtemp(prefix="codeexec_warm_")
         here = Path(__file__).parent
-        words = {"{scratch}": scratch}
         for name in language.warm_files:  # the compiler's own files, readable where its sandbox lets it read
             shutil.copyfile(here / name, os.path.join(scratch, name))
-        argv = [toolchain.tools.get(word) or _fill(word, words) for word in language.warm]
+        argv = language.warm_command(toolchain, scratch)
         given = {
             "scratch": scratch,
             "toolchains": list(toolchain.directories),
@@ -179,7 +178,7 @@ class _Compiler:
                 return Compiled("limit", None, "", {}, charged_s, wall_s, detail, self.protections)
             status, length = _INT.unpack_from(got)[0], _INT.unpack_from(got, 4)[0]
             said = got[8 : 8 + length].decode("utf-8", "replace").replace(f"{directory}/", "")
-            fetched = workfiles.fetch(directory, sorted(set(os.listdir(directory)) - set(files)))
+            fetched = workfiles.fetch(directory, sorted(set(_files_below(directory)) - set(files)))
             made = {name: base64.b64decode(content) for name, content in fetched.items()}
             return Compiled("pass", status, said, made, charged_s, wall_s, "", self.protections)
         finally:
@@ -232,14 +231,17 @@ class _Compiler:
         shutil.rmtree(self.scratch, ignore_errors=True)
 
 
+def _files_below(directory: str) -> list[str]:
+    """The paths of the files below `directory`, relative to it (scalac -d writes a package's directories)."""
+    return [
+        os.path.relpath(os.path.join(where, name), directory)
+        for where, _, names in os.walk(directory)
+        for name in names
+    ]
+
+
 def _answered(got: bytes) -> bool:
     return len(got) >= 8 and len(got) >= 8 + _INT.unpack_from(got, 4)[0]
-
-
-def _fill(word: str, words: dict[str, str]) -> str:
-    for name, value in words.items():
-        word = word.replace(name, value)
-    return word
 
 
 def _become(given: dict) -> None:
