@@ -6,8 +6,8 @@ Sets (../shared/data/multilang/):
   the reference is mxeval's evaluate_functional_correctness (its timeout 10 s), run here; mbphp, mbplp,
   mbrbp, mbscp (PHP, Perl, Ruby, Scala) the same, read from mxeval's checkout.
 - mbcpp-canonical, mbjsp-canonical, mbtsp-canonical, mbjp-canonical: MBXP's canonical solutions (where a
-  row has one: MBGP's have none, and mxeval ships no Java samples), judged by mxeval here: each must pass
-  wherever mxeval passes it.
+  row has one: MBGP's, MBPLP's and MBSCP's have none; mxeval ships no Java samples), judged by mxeval
+  here: each must pass wherever mxeval passes it.
 - reflexion-rs-1, reflexion-rs-2: GPT-4's Reflexion programs for MultiPL-E's humaneval-rs (whole
   programs); the reference is MultiPL-E's evaluation (evaluation/src/main.py, eval_rust.py), run here.
 - humaneval-x-canonical-<lang> (cpp, go, java, js): HumanEval-X's canonical solutions, which must pass
@@ -120,7 +120,9 @@ def make_set(name: str, directory: Path, limit: int, mxeval: Path | None = None)
     return mbxp(base, name.endswith("-canonical"), directory, limit, mxeval)
 
 
-SETS = [*(name for name in MBXP if name != "mbjp"), *(f"{name}-canonical" for name in MBXP if name != "mbgp"),
+#: MBXP's sets whose rows have no canonical solution (MBGP's, MBPLP's, MBSCP's).
+NO_CANONICAL = {"mbgp", "mbplp", "mbscp"}
+SETS = [*(name for name in MBXP if name != "mbjp"), *(f"{name}-canonical" for name in MBXP if name not in NO_CANONICAL),
         "reflexion-rs-1", "reflexion-rs-2",
         *(f"humaneval-x-canonical-{language}" for language in HUMANEVAL_X)]  # fmt: skip
 

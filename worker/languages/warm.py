@@ -83,7 +83,10 @@ def compile_warm(
     key = (language.name, language.warm, tuple(argv[:-1]), config.memory_bytes, config.sandbox)
     with _lock:
         compiler = _running.get(key)
-        if compiler is None or compiler.process.poll() is not None:
+        if compiler is not None and compiler.process.poll() is not None:  # it died since: its directory goes
+            compiler.stop()
+            compiler = None
+        if compiler is None:
             if key in _failed:
                 return None
             compiler = _Compiler.start(language, toolchain, config)
@@ -92,14 +95,11 @@ def compile_warm(
                 return None
             _running[key] = compiler
         answer = compiler.compile(language, argv, files, limit_s, config.wall_ceiling_factor * limit_s)
-        if answer is None or (answer.ended == "pass" and answer.status not in language.warm_statuses):
+        failed = answer is None or (answer.ended == "pass" and answer.status not in language.warm_statuses)
+        if failed or answer is None or answer.ended == "limit":  # not to be trusted, or killed: a new one next
             compiler.stop()
             del _running[key]
-            return None
-        if answer.ended == "limit":
-            compiler.stop()
-            del _running[key]
-        return answer
+        return None if failed else answer
 
 
 _lock = threading.Lock()
