@@ -322,13 +322,21 @@ def main() -> None:
                 entry["floor_s"] = round(floor(one, directory, args.workers), 2)
             if args.load:
                 with busy_loops(3 * CORES):
-                    _, loaded, _ = run_codeexec(one, directory, args.workers, "load")
-                entry["flips_under_load"] = sum(passed(a) != passed(b) for a, b in zip(ours, loaded, strict=True))
+                    _, loaded, loaded_said = run_codeexec(one, directory, args.workers, "load")
+                flipped = [
+                    {"task_id": sample["task_id"], "idle": [str(a), said[:300]], "load": [str(b), loaded_said[i][:300]]}
+                    for i, (sample, a, b, said) in enumerate(zip(one.samples, ours, loaded, our_said, strict=True))
+                    if passed(a) != passed(b)
+                ]
+                entry["flips_under_load"] = len(flipped)
+                entry["flipped"] = flipped
             report[name] = entry
-            shown = {key: value for key, value in entry.items() if key != "differ"}
+            shown = {key: value for key, value in entry.items() if key not in ("differ", "flipped")}
             print(f"{name}: {json.dumps(shown)}", flush=True)
             for difference in entry.get("differ", []):
                 print(f"  differs: {json.dumps(difference)}", flush=True)
+            for flip in entry.get("flipped", []):
+                print(f"  flipped under load: {json.dumps(flip)}", flush=True)
     if args.json:
         args.json.write_text(json.dumps(report, indent=2))
 
