@@ -266,6 +266,7 @@ SCALA = [
 WARM = {"java": JAVA, "scala": SCALA, "typescript": TYPESCRIPT}
 
 
+@pytest.mark.once
 @pytest.mark.parametrize("name", sorted(WARM))
 def test_a_compiler_kept_running_judges_as_its_command_does(name: str) -> None:
     for benchmark in ("", "mxeval"):
