@@ -27,6 +27,7 @@ from codeexec.producer.inputs.problems import LANGUAGE_SETS, load_problems
 from codeexec.producer.inputs.samples import read_samples
 from codeexec.protocol.models import Problem, ProgramTests, Sample, SampleKind
 from codeexec.protocol.result import Outcome
+from codeexec.worker.judging import programs
 from codeexec.worker.judging.program import program_for
 from codeexec.worker.judging.programs import run_in
 from codeexec.worker.languages import (
@@ -209,7 +210,9 @@ def test_the_system_headers_a_second_program_begins_with_are_precompiled_and_cha
     assert not list(pch.glob("*/prefix.h.gch"))
 
 
-def test_a_program_compiled_once_is_not_compiled_again_and_keeps_its_verdict(tmp_path: Path) -> None:
+def test_a_program_compiled_once_is_not_compiled_again_and_keeps_its_verdict(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The same source again runs what its compile made then (worker/languages/compiled.py); what the program
     does to its own files while it runs is never kept: here it puts a script that exits 0 where its binary was."""
     replaces = (
@@ -220,12 +223,26 @@ def test_a_program_compiled_once_is_not_compiled_again_and_keeps_its_verdict(tmp
     again = judged("c", replaces)
     assert first.exit_code is again.exit_code is Outcome.ERROR, (first, again)
     assert first.script is not None and again.script is not None and first.script.status == again.script.status == 1
+    compiles: list[str] = []  # each compile made: by a step, or by a compiler kept running
+    steps, warm_compile = programs._steps, programs.compile_warm
+
+    def counted_steps(program: str, language: object, given: list, *rest: object, **named: object) -> object:
+        compiles.extend(step.kind for step in given if step.kind == "compile")
+        return steps(program, language, given, *rest, **named)  # type: ignore[arg-type]
+
+    def counted_warm(*given: object) -> object:
+        compiles.append("compile")
+        return warm_compile(*given)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(programs, "_steps", counted_steps)
+    monkeypatch.setattr(programs, "compile_warm", counted_warm)
     for name in ("rust", "typescript", "csharp"):
         program = PROGRAMS[name][0]
-        results = [judged(name, program) for _ in range(2)]
-        assert [result.exit_code for result in results] == [Outcome.PASS, Outcome.PASS]
-        # Kept: no compile the second time (a compile of each costs a tenth of a second or more).
-        assert results[1].duration_s < results[0].duration_s, (name, results)
+        compiles.clear()
+        first = judged(name, program)
+        assert first.exit_code is Outcome.PASS and compiles == ["compile"], (name, first, compiles)
+        again = judged(name, program)
+        assert again.exit_code is Outcome.PASS and compiles == ["compile"], (name, again, compiles)  # kept: none
     assert len(list(compiled.directory().glob("*/*"))) >= 4
 
 

@@ -43,13 +43,13 @@ from _signal import SIGKILL
 
 # The other sections of this script, each a module beside it (worker/candidate/__init__.py).
 from execute import flush_output, guards, run, run_io
+from namespaces import new_namespaces
 from sandbox import (
     Plan,
     clear_scratch,
     confine,
     confined,
     missing,
-    new_namespaces,
     prepare,
     restrict_calls,
     ruleset,

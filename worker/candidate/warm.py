@@ -8,7 +8,8 @@ import sys
 
 from child import died_of, keep, main
 from execute import guards
-from sandbox import CLONE_NEWPID, new_namespaces, prepare, restrict_calls, ruleset, setns, unshare
+from namespaces import CLONE_NEWPID, new_namespaces, setns, unshare
+from sandbox import prepare, restrict_calls, ruleset
 from stdin_tests import pid_in_proc, prelude_namespace
 
 _read, _exit, _open, _close = os.read, os._exit, os.open, os.close

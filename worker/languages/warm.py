@@ -42,7 +42,7 @@ from typing import TYPE_CHECKING
 from codeexec.protocol.settings import RunnerConfig
 from codeexec.worker.candidate import sandbox
 from codeexec.worker.process import workfiles
-from codeexec.worker.process.runner import environment
+from codeexec.worker.process.runner import CANDIDATE_DIR, environment
 from codeexec.worker.process.seccomp import seccomp_filter
 
 if TYPE_CHECKING:
@@ -250,7 +250,10 @@ def _become(given: dict) -> None:
     require is missing."""
     sandbox.libc()("prctl", _PR_SET_PDEATHSIG, 9, 0, 0, 0)
     setting = given["sandbox"]
-    states = sandbox.new_namespaces(False, setting != "off")
+    sys.path.insert(0, CANDIDATE_DIR)  # the namespaces' module, as a candidate's interpreter loads it
+    from namespaces import new_namespaces
+
+    states = new_namespaces(False, setting != "off")
     states["pid_namespace"] = "off"  # a process of the host's: killed whole as its own group
     if given["data_bytes"] is not None:
         import resource
