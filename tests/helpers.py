@@ -240,12 +240,13 @@ def processes_with(*markers: str, cwd: Sequence[str] = ()) -> list[str]:
 
 def wait_for_orphans() -> None:
     """Wait until every child of this process (a subreaper: orphans come here) has ended by itself, but
-    for its own idle zygotes (isolation "fork")."""
+    for its own idle zygotes (isolation "fork") and compilers kept running (a test of other languages')."""
+    from codeexec.worker.languages import warm
     from codeexec.worker.process.proctree import children
     from codeexec.worker.process.zygote import idle_pids
 
     hang = time.monotonic() + HANG_S
-    while left := set(children("self")) - idle_pids():
+    while left := set(children("self")) - idle_pids() - warm.pids():
         assert time.monotonic() < hang, f"still running: {left}"
         try:
             os.waitpid(-1, os.WNOHANG)

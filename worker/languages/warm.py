@@ -107,6 +107,13 @@ _running: dict[tuple, _Compiler] = {}
 _failed: set[tuple] = set()  # settings whose compiler did not start: not tried again by this process
 
 
+def pids() -> set[int]:
+    """The processes of this process's compilers kept running (as zygote.idle_pids(): its children that
+    outlive every program)."""
+    with _lock:
+        return {compiler.process.pid for compiler in _running.values()}
+
+
 class _Compiler:
     """One compiler process, its scratch directory, and the protections it runs under."""
 
