@@ -83,8 +83,9 @@ def run_in(program: str, language: Language, run_limit: float, options: dict[str
     runs: list[RunResult] = []
     ended: list[tuple[Step, TestEnded]] = []
     kept: dict[str, bytes] | None = None
-    entry = compiled.key(toolchain, [(step.argv, step.env) for step in compiles], file, program)
+    entry = ""  # the compile's key where what it makes is kept: not worked out for every program
     if made and compiles:
+        entry = compiled.key(toolchain, [(step.argv, step.env) for step in compiles], file, program)
         kept = compiled.get(entry, made)
     if kept is None and language.warm and len(compiles) == 1:
         warmed = _warm(language, toolchain, compiles[0], files, options)
