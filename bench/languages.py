@@ -10,20 +10,27 @@ Sets (../shared/data/multilang/):
   here: each must pass wherever mxeval passes it.
 - reflexion-rs-1, reflexion-rs-2: GPT-4's Reflexion programs for MultiPL-E's humaneval-rs (whole
   programs); the reference is MultiPL-E's evaluation (evaluation/src/main.py, eval_rust.py), run here.
-- humaneval-x-canonical-<lang> (cpp, go, java, js): HumanEval-X's canonical solutions, which must pass
-  (no reference is run: CodeGeeX's harness passes them all).
+- humaneval-x-canonical-<lang> (cpp, go, java, js, rust): HumanEval-X's canonical solutions, which must pass
+  (CodeGeeX's harness passes them all); Rust's judged by CodeGeeX's harness here where --codegeex is given.
+- humaneval-x-mutants-rust: HumanEval-X has no real Rust generations to be had (CodeGeeX's generations file
+  holds its canonical solutions): each canonical solution and up to four of its mutants (an operator
+  changed, the body cut short, a panic), in CodeGeeX's samples format ("generation"), judged by CodeGeeX's
+  evaluate_humaneval_x.py here: its `cargo check` and `cargo test` in its own cargo project, with Debian's
+  crates (rand 0.8 in place of its lock's 0.4, which cannot be had here) and Rust/50's test's rand 0.4
+  calls said as 0.8 says them, as codeexec says them (docs/languages.md).
 
 For each set codeexec runs it (--workers local workers, fork isolation, warmed by a run of a few samples),
 then the reference with as many workers; each is timed from the first sample to the last. Every sample
 whose verdicts differ is listed with both harnesses' words. The floor: each program's own commands (its
 compile and its run), one after another, without a sandbox, divided among the workers.
 
-    python bench/languages.py --mxeval DIR --multiple DIR [--sets mbjsp,reflexion-rs-1] [--workers 2]
-        [--limit N] [--load] [--no-floor] [--no-reference] [--json OUT]
+    python bench/languages.py --mxeval DIR --multiple DIR --codegeex DIR [--sets mbjsp,reflexion-rs-1]
+        [--workers 2] [--limit N] [--load] [--no-floor] [--no-reference] [--json OUT]
 
 --mxeval: a checkout of amazon-science/mxeval (its mxeval/ package); --multiple: of nuprl/MultiPL-E (or
-its fork ankhanhtran02/MultiPL-E@08266b2a: the same evaluation/src/). Each runs from a copy in a temporary
-directory, in a throw-away virtualenv (numpy, tqdm). --load runs codeexec again beside 3 busy loops a core
+its fork ankhanhtran02/MultiPL-E@08266b2a: the same evaluation/src/); --codegeex: of THUDM/CodeGeeX
+(@2838420b: codegeex/benchmark/). Each runs from a copy in a temporary directory, in a throw-away virtualenv
+(numpy, tqdm; fire and regex for CodeGeeX's). --load runs codeexec again beside 3 busy loops a core
 and counts the verdicts that flip.
 """
 
@@ -56,13 +63,13 @@ MBXP = {"mbcpp": "mbcpp_release_v1.2", "mbjsp": "mbjsp_release_v1.2", "mbtsp": "
 #: MBXP's sets whose problems and samples ../shared does not hold: read from mxeval's checkout (data/mbxp/);
 #: its MBJP samples are held out, and not read.
 FROM_CHECKOUT = {"mbphp", "mbplp", "mbrbp", "mbscp"}
-HUMANEVAL_X = {"cpp": "cpp", "go": "go", "java": "java", "js": "js"}  # Rust: refused (docs/languages.md)
+HUMANEVAL_X = {"cpp": "cpp", "go": "go", "java": "java", "js": "js", "rust": "rust"}
 
 
 @dataclass
 class Set:
     """A set: its problems file, its samples (task_id and one code field each, as codeexec reads them), and
-    how the reference is run on it ("mxeval", "multiple", or "" for none)."""
+    how the reference is run on it ("mxeval", "multiple", "codegeex", or "" for none)."""
 
     name: str
     problems: Path
@@ -102,20 +109,35 @@ def reflexion(run: int, directory: Path, limit: int) -> Set:
                samples, "multiple", "rs")  # fmt: skip
 
 
-def humaneval_x(language: str, directory: Path, limit: int) -> Set:
+def humaneval_x(language: str, directory: Path, limit: int, mutants: bool = False) -> Set:
     path = DATA / "humaneval-x" / f"humaneval_{HUMANEVAL_X[language]}.jsonl.gz"
     with gzip.open(path, "rt") as lines:
         rows = [json.loads(line) for line in lines]
-    samples = [{"task_id": r["task_id"], "completion": r["canonical_solution"]} for r in rows][: limit or None]
-    return Set(f"humaneval-x-canonical-{language}", path, samples, "", language, known=[True] * len(samples))
+    bodies = [(r["task_id"], body) for r in rows for body in (mutated(r["canonical_solution"]) if mutants else
+              [r["canonical_solution"]])]  # fmt: skip
+    samples = [{"task_id": task_id, "generation": body} for task_id, body in bodies][: limit or None]
+    reference = "codegeex" if language == "rust" else ""  # CodeGeeX's harness, run here for Rust
+    if mutants:
+        return Set(f"humaneval-x-mutants-{language}", path, samples, reference, language)
+    return Set(f"humaneval-x-canonical-{language}", path, samples, reference, language, known=[True] * len(samples))
+
+
+def mutated(body: str) -> list[str]:
+    """A canonical solution (a Rust function's body) and up to four mutants of it: one operator changed, the
+    body cut short (it does not compile), a panic."""
+    changed = [body.replace(a, b, 1) for a, b in ((" < ", " <= "), (" > ", " >= "), ("+ 1", "+ 2"), ("- 1", "- 2"),
+               ("true", "false"), (" == ", " != ")) if a in body]  # fmt: skip
+    lines = body.rstrip().split("\n")
+    cut = ["\n".join(lines[:-2]) + "\n"] if len(lines) > 3 else []
+    return [body, *[*changed, *cut, '\n    panic!("no");\n}\n'][:4]]
 
 
 def make_set(name: str, directory: Path, limit: int, mxeval: Path | None = None) -> Set:
     """The set called `name`, its first `limit` samples (0: all)."""
     if name.startswith("reflexion-rs-"):
         return reflexion(int(name.rsplit("-", 1)[1]), directory, limit)
-    if name.startswith("humaneval-x-canonical-"):
-        return humaneval_x(name.rsplit("-", 1)[1], directory, limit)
+    if name.startswith(("humaneval-x-canonical-", "humaneval-x-mutants-")):
+        return humaneval_x(name.rsplit("-", 1)[1], directory, limit, mutants="-mutants-" in name)
     base = name.removesuffix("-canonical")
     return mbxp(base, name.endswith("-canonical"), directory, limit, mxeval)
 
@@ -124,7 +146,7 @@ def make_set(name: str, directory: Path, limit: int, mxeval: Path | None = None)
 NO_CANONICAL = {"mbgp", "mbplp", "mbscp"}
 SETS = [*(name for name in MBXP if name != "mbjp"), *(f"{name}-canonical" for name in MBXP if name not in NO_CANONICAL),
         "reflexion-rs-1", "reflexion-rs-2",
-        *(f"humaneval-x-canonical-{language}" for language in HUMANEVAL_X)]  # fmt: skip
+        *(f"humaneval-x-canonical-{language}" for language in HUMANEVAL_X), "humaneval-x-mutants-rust"]  # fmt: skip
 
 
 # ---- codeexec --------------------------------------------------------------------------------------------
@@ -145,7 +167,7 @@ def virtualenv(directory: Path) -> Path:
     env = directory / "ref-venv"
     if not (env / "bin" / "python").exists():
         subprocess.run([sys.executable, "-m", "venv", str(env)], check=True)
-        subprocess.run([str(env / "bin" / "pip"), "install", "-q", "numpy", "tqdm"], check=True)
+        subprocess.run([str(env / "bin" / "pip"), "install", "-q", "numpy", "tqdm", "fire", "regex"], check=True)
     return env / "bin" / "python"
 
 
@@ -213,11 +235,75 @@ def run_multiple(one: Set, source: Path, directory: Path, workers: int) -> tuple
     return took, statuses, said
 
 
+def run_codegeex(one: Set, source: Path, directory: Path, workers: int) -> tuple[float, list[str], list[str]]:
+    """CodeGeeX's evaluate_humaneval_x.py from a copy of its codegeex/benchmark/ (its Rust branch runs cargo in
+    the copy's cargo project): seconds, each sample's "pass" or "fail", and its result. Made to run here: its
+    package's __init__.py (which imports its model's tokenizer) left empty; its cargo project with rand 0.8
+    and Debian's crates, offline; Rust/50's test's rand 0.4 calls as 0.8 says them; the samples in a file per
+    sample index (its Rust branch names a program's file by its task: two of one task at once would share it).
+    Its timeout: 60 s (its script's 5 s is the whole of cargo check and cargo test, on the wall clock)."""
+    copy = directory / f"codegeex-{one.name}"
+    shutil.rmtree(copy, ignore_errors=True)
+    for part in ("benchmark", "data"):
+        shutil.copytree(source / "codegeex" / part, copy / "codegeex" / part)
+    (copy / "codegeex" / "__init__.py").write_text("")
+    project = copy / "codegeex" / "benchmark" / "rust"
+    manifest = (project / "Cargo.toml").read_text()
+    (project / "Cargo.toml").write_text(manifest.replace('rand = "0.4"', 'rand = "0.8"'))
+    (project / "Cargo.lock").unlink(missing_ok=True)
+    (project / ".cargo").mkdir(exist_ok=True)
+    (project / ".cargo" / "config.toml").write_text(
+        '[source.crates-io]\nreplace-with = "debian"\n\n[source.debian]\ndirectory = "/usr/share/cargo/registry"\n'
+    )
+    with gzip.open(one.problems, "rt") as lines:
+        rows = [json.loads(line) for line in lines]
+    for row in rows:
+        for old, new in (
+            ("(0, 2)", "(0..2)"),
+            ("(b'a', b'z' + 1)", "(b'a'..b'z' + 1)"),
+            ("(b'A', b'Z' + 1)", "(b'A'..b'Z' + 1)"),
+        ):
+            row["test"] = row["test"].replace(f".gen_range{old}", f".gen_range{new}")
+    problems = directory / f"codegeex-{one.name}-problems.jsonl.gz"
+    with gzip.open(problems, "wt") as out:
+        out.writelines(json.dumps(row) + "\n" for row in rows)
+    prompts = {row["task_id"]: row["prompt"] for row in rows}
+    files: list[list[int]] = []
+    seen: dict[str, int] = {}
+    for index, sample in enumerate(one.samples):
+        k = seen[sample["task_id"]] = seen.get(sample["task_id"], -1) + 1
+        files += [[] for _ in range(k + 1 - len(files))]
+        files[k].append(index)
+    python = virtualenv(directory)
+    env = {"PATH": f"{Path.home() / '.cargo' / 'bin'}:/usr/local/bin:/usr/bin:/bin", "HOME": str(Path.home()),
+           "CARGO_NET_OFFLINE": "true"}  # fmt: skip
+    statuses, said = ["none"] * len(one.samples), [""] * len(one.samples)
+    took = 0.0
+    for k, indices in enumerate(files):
+        samples = directory / f"codegeex-{one.name}-{k}.jsonl"
+        samples.write_text("".join(json.dumps({"task_id": one.samples[i]["task_id"], "prompt":
+                                               prompts[one.samples[i]["task_id"]], "generation":
+                                               one.samples[i]["generation"]}) + "\n" for i in indices))  # fmt: skip
+        shutil.rmtree(project / "src" / "bin", ignore_errors=True)
+        began = time.monotonic()
+        subprocess.run([str(python), "-m", "codegeex.benchmark.evaluate_humaneval_x", "--input_file", str(samples),
+                        "--problem_file", str(problems), "--n_workers", str(workers), "--timeout", "60",
+                        "--tmp_dir", str(directory / "codegeex-tmp"), "--out_dir", str(directory / "codegeex-out")],
+                       cwd=copy, env=env, capture_output=True, check=True)  # fmt: skip
+        took += time.monotonic() - began
+        results = directory / "codegeex-out" / f"{samples.stem}_results.jsonl"
+        by_task = {r["task_id"]: r for r in map(json.loads, results.read_text().splitlines())}
+        for i in indices:
+            result = by_task[one.samples[i]["task_id"]]
+            statuses[i], said[i] = ("pass" if result["passed"] else "fail"), str(result["result"])[-300:]
+    return took, statuses, said
+
+
 def _program(problem, sample: dict[str, Any]) -> str:
     from codeexec.protocol.models import Sample, SampleKind
 
-    kind = SampleKind.SOLUTION if "solution" in sample else SampleKind.COMPLETION
-    program = program_for(problem, Sample(kind=kind, text=sample.get("solution", sample.get("completion", ""))))
+    [kind] = [kind for kind in SampleKind if kind.value in sample]
+    program = program_for(problem, Sample(kind=kind, text=sample[kind.value]))
     assert program is not None
     return program[:-1] if program.endswith("\n") else program  # MultiPL-E adds "\n" + tests ("")
 
@@ -291,6 +377,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--mxeval", type=Path, help="a checkout of amazon-science/mxeval")
     parser.add_argument("--multiple", type=Path, help="a checkout of MultiPL-E (its evaluation/src/)")
+    parser.add_argument("--codegeex", type=Path, help="a checkout of THUDM/CodeGeeX (its codegeex/benchmark/)")
     parser.add_argument("--sets", default=",".join(SETS), help=f"comma-separated, of {', '.join(SETS)}")
     parser.add_argument("--workers", type=int, default=CORES)
     parser.add_argument("--limit", type=int, default=0, help="only the first N samples of each set")
@@ -307,9 +394,9 @@ def main() -> None:
             one = make_set(name, directory, args.limit, args.mxeval)
             took, ours, our_said = run_codeexec(one, directory, args.workers, "idle")
             entry: dict[str, Any] = {"codeexec_s": round(took, 2), "codeexec_per_s": round(len(one.samples) / took, 2)}
-            source = {"mxeval": args.mxeval, "multiple": args.multiple}.get(one.reference)
+            source = {"mxeval": args.mxeval, "multiple": args.multiple, "codegeex": args.codegeex}.get(one.reference)
             if one.reference and source is not None and not args.no_reference:
-                runner = run_mxeval if one.reference == "mxeval" else run_multiple
+                runner = {"mxeval": run_mxeval, "multiple": run_multiple, "codegeex": run_codegeex}[one.reference]
                 their_took, theirs, their_said = runner(one, source, directory, args.workers)
                 per_s = round(len(one.samples) / their_took, 2)
                 entry |= {"reference_s": round(their_took, 2), "reference_per_s": per_s}

@@ -228,7 +228,11 @@ class ProgramTests(TestSet):
     stop_tokens: list[str] = Field(
         default_factory=list, description="A completion ends at the first of these (MultiPL-E's stop tokens)."
     )
-    benchmark: str = Field("", description="Whose rows these are (multipl-e, mxeval, humaneval-x), for reports.")
+    benchmark: str = Field(
+        "",
+        description="Whose rows these are (multipl-e, mxeval, humaneval-x): how its language runs (a dialect), what "
+        "a sample's `generation` is (CodeGeeX's: a completion), and reports.",
+    )
     head: str = Field("", description="What goes before a completion's program (HumanEval-X's Go test_setup).")
     imports: list[str] = Field(
         default_factory=list,

@@ -52,6 +52,11 @@ NEEDS = [
         "HumanEval-X's Go tests import testify",
     ),
     Need("rustc", "rustc", LANGUAGES, "Rust (or rustup's, in ~/.cargo/bin)"),
+    Need("cargo", "cargo", LANGUAGES, "HumanEval-X's Rust crates, built once (or rustup's, in ~/.cargo/bin)"),
+    *(
+        Need(package, f"/usr/share/doc/{package}", LANGUAGES, "HumanEval-X's Rust programs use rand, regex and md5")
+        for package in ("librust-rand-dev", "librust-regex+default-dev", "librust-md5-dev")
+    ),
     Need("bash", "bash", LANGUAGES, "Bash"),
     Need("php-cli", "php", LANGUAGES, "PHP"),
     Need("ruby", "ruby", LANGUAGES, "Ruby"),

@@ -42,6 +42,7 @@ from codeexec.worker.languages import (
     warm,
 )
 from codeexec.worker.languages import language as language_module
+from codeexec.worker.languages import rust as rust_module
 from helpers import ROOT, codeexec, private_env, write_jsonl
 
 SHARED = ROOT.parent / "shared" / "data" / "multilang"
@@ -95,6 +96,10 @@ PROGRAMS: dict[str, tuple[str, str, Outcome, str]] = {
 }  # fmt: skip
 
 
+#: Every language as every benchmark runs it: the table's, and each module's DIALECTS.
+EVERY_WAY = [*LANGUAGES.values(), *(way for module in MODULES for way in getattr(module, "DIALECTS", {}).values())]
+
+
 @pytest.fixture(autouse=True, scope="module")
 def own_precompiled_headers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
     """C++'s precompiled headers and what compiles made in a directory of this module's, not the user's data
@@ -114,9 +119,10 @@ def judged(name: str, program: str, benchmark: str = "", limit: float | None = N
 
 
 def test_the_suite_installs_every_language_s_packages() -> None:
-    """tests/system.py's table (which .ci/run installs from) names each package a language says it needs."""
+    """tests/system.py's table (which .ci/run installs from) names each package a language says it needs, as
+    each benchmark runs it."""
     installed = {need.package for need in system.NEEDS if need.test == system.LANGUAGES}
-    for language in LANGUAGES.values():
+    for language in EVERY_WAY:
         assert set(language.package.split()) <= installed, language.name
 
 
@@ -544,8 +550,7 @@ def test_the_worker_image_s_build_argument_installs_the_languages_packages() -> 
             [sys.executable, "-c", asked.replace("$LANGUAGES", names)], capture_output=True, text=True
         )
         assert done.returncode == 0 and done.stdout.split() == expected.split(), done.stderr
-    every_way = [*LANGUAGES.values(), *(way for module in MODULES for way in getattr(module, "DIALECTS", {}).values())]
-    assert set(packages("all").split()) == {p for language in every_way for p in language.package.split()}
+    assert set(packages("all").split()) == {p for language in EVERY_WAY for p in language.package.split()}
     assert "golang-github-stretchr-testify-dev" in packages("go").split(), "HumanEval-X's way of running Go"
     with pytest.raises(ValueError, match="not a language codeexec runs: cobol"):
         packages("cpp cobol")
@@ -611,6 +616,61 @@ def test_humaneval_x_go_imports_what_a_generation_names_and_its_canonical_soluti
     assert wrong is not None
     failed = run_in(wrong, go, go.run_limit_s, {})
     assert failed.exit_code is Outcome.ASSERTION_FAIL and "Error Trace" in failed.detail + failed.script.stdout, failed
+
+
+def test_humaneval_x_rust_is_a_cargo_binary_s_tests_with_debian_s_crates() -> None:
+    """As CodeGeeX assembles a Rust program (main, the declaration, the prompt, the generation, then the test
+    with no newline) and cargo checks and tests it: rand, regex and md5 (Debian's, built once) for programs to
+    read and not write; Rust/50's test calls rand 0.4's gen_range(low, high), said as rand 0.8 says it."""
+    problems = load_problems("humaneval-x-rust")
+    with gzip.open(LANGUAGE_SETS["humaneval-x-rust"][0], "rt") as lines:
+        rows = {row["task_id"]: row for row in map(json.loads, lines)}
+    add = problems["Rust/53"]
+    assert isinstance(add.tests, ProgramTests) and add.tests.benchmark == "humaneval-x"
+    body = rows["Rust/53"]["canonical_solution"]
+    assert program_for(add, Sample(kind=SampleKind.GENERATION, text=body)) == (
+        "\nfn main(){ \n } \n" + rows["Rust/53"]["declaration"] + rows["Rust/53"]["prompt"] + body
+        + rows["Rust/53"]["test"]
+    )  # fmt: skip
+    assert "gen_range(b'a'..b'z' + 1)" in problems["Rust/50"].tests.tests
+    rust = language_of("rust", "humaneval-x")
+    # Rust/38 and /53: rand's random() and gen(); /50: gen_range; /91: a Regex; /162: md5::compute.
+    for task_id in ("Rust/0", "Rust/38", "Rust/50", "Rust/53", "Rust/91", "Rust/162"):
+        sample = Sample(kind=SampleKind.GENERATION, text=rows[task_id]["canonical_solution"])
+        program = program_for(problems[task_id], sample)
+        assert program is not None
+        result = run_in(program, rust, rust.run_limit_s, {})
+        assert result.exit_code is Outcome.PASS, (task_id, result.detail)
+    for body, outcome, said in (
+        ("\n    return x - y;\n}\n", Outcome.ASSERTION_FAIL, "assertion failed: add(0, 1) == 1"),
+        ("\n    return x + \n}\n", Outcome.SYNTAX_ERROR, "expected expression"),
+    ):
+        program = program_for(add, Sample(kind=SampleKind.GENERATION, text=body))
+        assert program is not None
+        result = run_in(program, rust, rust.run_limit_s, {})
+        assert result.exit_code is outcome and said in result.detail + result.script.stdout, result
+    toolchain = rust.toolchain()
+    assert not isinstance(toolchain, str)
+    deps, libraries = rust_module.crates(toolchain)
+    assert set(libraries) == {"rand", "regex", "md5"}
+    probe = (
+        f'fn main() {{}}\n#[test]\nfn t() {{\n    assert!(std::fs::read_dir("{deps}").is_ok());\n'
+        f'    assert!(std::fs::write("{deps}/poison", "x").is_err());\n'
+        f'    assert!(std::fs::remove_file("{libraries["md5"]}").is_err());\n}}\n'
+    )
+    result = run_in(probe, rust, rust.run_limit_s, {})
+    assert result.exit_code is Outcome.PASS, result
+    assert not (Path(deps) / "poison").exists() and Path(libraries["md5"]).exists()
+
+
+def test_crates_that_cannot_be_built_are_the_machine_s_failure(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Where cargo cannot build HumanEval-X's crates, a program is the worker's infra_error saying so, never a
+    compile error of the program's."""
+    monkeypatch.setattr(rust_module, "REGISTRY", str(tmp_path))  # a registry without the crates
+    rust = language_of("rust", "humaneval-x")
+    result = run_in("fn main() {}\n", rust, rust.run_limit_s, {})
+    assert result.exit_code is Outcome.INFRA_ERROR, result
+    assert "could not build the crates rand, regex, md5" in result.detail and "no matching package" in result.detail
 
 
 def test_go_s_prebuilt_build_cache_is_read_by_programs_and_written_by_none() -> None:

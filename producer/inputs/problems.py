@@ -39,7 +39,7 @@ LANGUAGE_SETS: dict[str, tuple[Path, str | None]] = {
         ("mbcpp", "cpp"), ("mbjp", "java"), ("mbjsp", "javascript"), ("mbtsp", "typescript"), ("mbgp", "go"),
         ("mbphp", "php"), ("mbplp", "perl"), ("mbrbp", "ruby"), ("mbscp", "scala"))},
     **{f"humaneval-x-{name}": (_DATA / f"HumanEval-X-{name}.jsonl.gz", None)
-       for name in ("cpp", "go", "java", "js", "python")},
+       for name in ("cpp", "go", "java", "js", "python", "rust")},
 }  # fmt: skip
 PROBLEM_SETS = (
     HUMANEVAL,

@@ -7,7 +7,7 @@ ProgramTests problem (protocol/models.py), judged as its benchmark's harness jud
   completion cut at the first stop token;
 - MBXP's (mxeval's: task_id MBCPP/1, language, prompt, test): prompt + completion + test;
 - HumanEval-X's (CodeGeeX's: task_id CPP/0, prompt, declaration, test): as CodeGeeX's evaluate_humaneval_x.py
-  assembles them (its Rust rows are refused, saying why: their crates are not to be had here).
+  assembles them.
 
 A row's language must be one codeexec runs, and its toolchain must be on this machine where the workers
 are this machine's (worker/languages/: `codeexec doctor` lists them); else the file's line is named with
@@ -115,33 +115,41 @@ _PYTHON_IMPORTS = (
 )
 #: The packages CodeGeeX's evaluation imports into a Go program whose generation names them (IMPORT_HELPER).
 _GO_IMPORTS = ["math", "strings", "fmt", "strconv", "time", "bytes", "regexp", "sort", "math/rand", "crypto/md5"]
-#: HumanEval-X's languages codeexec does not run yet, and why.
-_HUMANEVAL_X_REFUSED = {
-    "rust": "HumanEval-X's Rust programs use the rand, regex and md5 crates (CodeGeeX builds them with cargo), which "
-    "codeexec does not provide yet",
-}
+#: What CodeGeeX's evaluation puts before a Rust program's declaration: the binary's main.
+_RUST_MAIN = "\nfn main(){ \n } \n"
+#: rand 0.4's `gen_range(low, high)` (CodeGeeX's lock), which a HumanEval-X Rust test calls (Rust/50): rand
+#: 0.8's (Debian's: worker/languages/rust.py) is `gen_range(low..high)`, the same values.
+_RAND_04_RANGE = re.compile(r"\.gen_range\(([^(),]+),\s*([^()]+)\)")
 
 
 def _humaneval_x(row: _HumanEvalX) -> Problem:
     """A HumanEval-X row, assembled as CodeGeeX's evaluate_humaneval_x.py assembles its program (the
     generation after the prompt, then "\\n" and the test): C++'s missing headers first (IMPORT_HELPER);
     Go's test_setup first, then an import block of IMPORT_HELPER's packages that the generation names, and
-    the prompt without its own imports; Python's imports, its test calling check() itself."""
+    the prompt without its own imports; Rust's main and declaration first, the test right after the
+    generation (rand 0.4's gen_range(low, high) in a test as rand 0.8 says it); Python's imports, its test
+    calling check() itself."""
     found = _HUMANEVAL_X_ID.match(row.task_id)
     assert found is not None
     language = HUMANEVAL_X[found["prefix"]]
     if language == "python":
         tests = AssertionTests(assertions=[row.test])
         return Problem(task_id=row.task_id, prompt=row.prompt, setup=_PYTHON_IMPORTS, tests=tests)
-    if language in _HUMANEVAL_X_REFUSED:
-        raise ValueError(f"{row.task_id}: {_HUMANEVAL_X_REFUSED[language]}")
-    prompt, head, imports = row.prompt, "", []
+    prompt, test, joiner, head, imports = row.prompt, row.test, "\n", "", []
     if language == "cpp":
         prompt = "".join(f"{header}\n" for header in _CPP_HEADERS if header not in prompt) + "\n" + prompt
     if language == "go":  # the test file's head, then what the generation names of IMPORT_HELPER's packages
         prompt, head, imports = prompt.replace(row.imports, ""), row.test_setup, _GO_IMPORTS
+    if language == "rust":  # a binary's main, the declaration, the prompt (a comment), and no "\n" before the test
+        prompt, joiner = _RUST_MAIN + row.declaration + prompt, ""
+        test = _RAND_04_RANGE.sub(r".gen_range(\1..\2)", test)
     tests = ProgramTests(
-        language=_language(language, "humaneval-x"), tests=row.test, benchmark="humaneval-x", head=head, imports=imports
+        language=_language(language, "humaneval-x"),
+        tests=test,
+        joiner=joiner,
+        benchmark="humaneval-x",
+        head=head,
+        imports=imports,
     )
     return Problem(task_id=row.task_id, prompt=prompt, tests=tests)
 

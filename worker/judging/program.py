@@ -48,8 +48,9 @@ def program_for(problem: Problem, sample: Sample) -> str | None:
 def _with_tests(tests: ProgramTests, prompt: str, sample: Sample) -> str | None:
     """A program in another language with its tests: the prompt and the completion cut at the stop tokens
     (MultiPL-E's prompt + completion + "\\n" + tests), a solution, or the code of a raw answer; then the
-    tests."""
-    if sample.kind is SampleKind.COMPLETION:
+    tests. CodeGeeX's samples files name a completion `generation`: for HumanEval-X's rows it is one."""
+    codegeex = sample.kind is SampleKind.GENERATION and tests.benchmark == "humaneval-x"
+    if sample.kind is SampleKind.COMPLETION or codegeex:
         completion = tests.cut(sample.text)
         return tests.before(completion) + prompt + completion + tests.after_program(solution=False)
     code = sample.text if sample.kind is SampleKind.SOLUTION else extract_code(sample.text)

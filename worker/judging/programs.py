@@ -29,7 +29,7 @@ from codeexec.protocol.result import Outcome, RunResult
 from codeexec.protocol.settings import runner_config
 from codeexec.worker.judging.script import how_it_ended, one_test
 from codeexec.worker.languages import compiled, language_of
-from codeexec.worker.languages.language import Language, Toolchain
+from codeexec.worker.languages.language import Language, Toolchain, Unavailable
 from codeexec.worker.languages.warm import compile_warm
 from codeexec.worker.process.runner import Harness, run_program
 from codeexec.worker.process.watch import TestEnded
@@ -64,14 +64,15 @@ def run_in(program: str, language: Language, run_limit: float, options: dict[str
     language has a compiler kept running (worker/languages/warm.py), it compiles, else the compile's steps."""
     toolchain = language.toolchain()
     if isinstance(toolchain, str):  # this worker lacks it: the machine's failure, not the program's
-        return RunResult(
-            exit_code=Outcome.INFRA_ERROR, score=0.0, passed=0, total=1, detail=f"{language.title}: {toolchain}"
-        )
+        return _unavailable(language, toolchain)
     file = language.file_of(program)
-    steps = [
-        Step(kind, argv, env, language.compile_limit_s if kind == "compile" else run_limit)
-        for kind, argv, env in language.steps(file, toolchain, program)
-    ]
+    try:
+        steps = [
+            Step(kind, argv, env, language.compile_limit_s if kind == "compile" else run_limit)
+            for kind, argv, env in language.steps(file, toolchain, program)
+        ]
+    except Unavailable as missing:
+        return _unavailable(language, str(missing))
     options = options | {
         "posture": "programs",
         "toolchains": list(toolchain.directories),
@@ -111,6 +112,10 @@ def run_in(program: str, language: Language, run_limit: float, options: dict[str
         files |= kept
     run, done = _steps(program, language, steps, files, options, executable=made)
     return _result(language, [*runs, run], ended + done)
+
+
+def _unavailable(language: Language, missing: str) -> RunResult:
+    return RunResult(exit_code=Outcome.INFRA_ERROR, score=0.0, passed=0, total=1, detail=f"{language.title}: {missing}")
 
 
 def _warm(

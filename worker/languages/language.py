@@ -10,6 +10,7 @@ programs posture (worker/candidate/sandbox.py), in a working directory that hold
 
 from __future__ import annotations
 
+import glob
 import os
 import re
 import shutil
@@ -20,6 +21,11 @@ from codeexec.worker.candidate.sandbox import EXEC_PATHS
 
 #: Where a toolchain's commands are looked for besides the worker's PATH: rustup's and Go's usual homes.
 _ALSO = ("/usr/local/go/bin", os.path.expanduser("~/.cargo/bin"))
+
+
+class Unavailable(Exception):
+    """What a language's steps need that this worker has, but could not make (Rust's crates built once): the
+    machine's failure, not the program's."""
 
 
 @dataclass(frozen=True)
@@ -44,7 +50,7 @@ class Language:
       step ("{dir}": the working directory);
     - `reads`: directories beyond the system's its steps read and execute (headers, class libraries);
       `needs`: files or directories without which its programs cannot be judged (a library the tests
-      import): where one is missing, so is the toolchain;
+      import; a pattern of glob's, where any version will do): where one is missing, so is the toolchain;
     - `failed_assertion`: what in a failed run's stderr (or stdout) says a test's assertion failed, rather
       than that the program crashed (assertion_fail against error);
     - how a step's end reads, where the reference reads more than its exit status: `compiled`, the exit
@@ -102,7 +108,8 @@ class Language:
 
     def steps(self, file: str, toolchain: Toolchain, program: str = "") -> list[tuple[str, list[str], dict[str, str]]]:
         """("compile" or "run", argv, env) of each step of `program`, in `file`, its tools' paths from
-        `toolchain` (env's "{dir}" is the runner's to fill: worker/candidate/stdin_tests.py)."""
+        `toolchain` (env's "{dir}" is the runner's to fill: worker/candidate/stdin_tests.py); Unavailable
+        where what they need could not be made."""
         words = self._words(file)
 
         def argv(template: tuple[str, ...]) -> list[str]:
@@ -205,6 +212,6 @@ def _look_for(language: Language) -> Toolchain | str:
             return f"no {tool} on this machine (install {language.package})"
         tools[tool] = path
     for path in language.needs:
-        if not os.path.exists(path):
+        if not glob.glob(path):
             return f"no {path} on this machine (install {language.package})"
     return Toolchain(tools, language.directories(tools))
