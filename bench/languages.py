@@ -290,28 +290,25 @@ def run_codegeex(one: Set, source: Path, directory: Path, workers: int) -> tuple
                                                one.samples[i]["generation"]}) + "\n" for i in indices))  # fmt: skip
         shutil.rmtree(project / "src" / "bin", ignore_errors=True)
         began = time.monotonic()
-        subprocess.run([str(python), "-m", "codegeex.benchmark.evaluate_humaneval_x", "--input_file", str(samples),
-                        "--problem_file", str(problems), "--n_workers", str(workers), "--timeout", "60",
-                        "--tmp_dir", str(directory / "codegeex-tmp"), "--out_dir", str(directory / "codegeex-out")],
-                       cwd=copy, env=env, capture_output=True, check=True)  # fmt: skip
+        with open(directory / f"codegeex-{one.name}-{k}.log", "w") as log:  # not a pipe: what it leaves holds it
+            running = subprocess.Popen([str(python), "-m", "codegeex.benchmark.evaluate_humaneval_x", "--input_file",
+                                        str(samples), "--problem_file", str(problems), "--n_workers", str(workers),
+                                        "--timeout", "60", "--tmp_dir", str(directory / "codegeex-tmp"), "--out_dir",
+                                        str(directory / "codegeex-out")], cwd=copy, env=env, stdout=log,
+                                       stderr=subprocess.STDOUT, start_new_session=True)  # fmt: skip
+            if running.wait():
+                raise SystemExit(f"CodeGeeX's evaluation failed on {one.name}: {log.name}")
         took += time.monotonic() - began
-        _kill_running(project / "target")
+        try:  # what it left running: its session's
+            os.killpg(running.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
         results = directory / "codegeex-out" / f"{samples.stem}_results.jsonl"
         by_task = {r["task_id"]: r for r in map(json.loads, results.read_text().splitlines())}
         for i in indices:
             result = by_task[one.samples[i]["task_id"]]
             statuses[i], said[i] = ("pass" if result["passed"] else "fail"), str(result["result"])[-300:]
     return took, statuses, said
-
-
-def _kill_running(directory: Path) -> None:
-    """Kill every process whose executable is in `directory`."""
-    for entry in Path("/proc").iterdir():
-        try:
-            if entry.name.isdigit() and Path(os.readlink(entry / "exe")).is_relative_to(directory):
-                os.kill(int(entry.name), signal.SIGKILL)
-        except OSError:  # gone, or not ours to read
-            continue
 
 
 def _program(problem, sample: dict[str, Any]) -> str:
