@@ -229,9 +229,7 @@ class ProgramTests(TestSet):
         default_factory=list, description="A completion ends at the first of these (MultiPL-E's stop tokens)."
     )
     benchmark: str = Field(
-        "",
-        description="Whose rows these are (multipl-e, mxeval, humaneval-x): how its language runs (a dialect), what "
-        "a sample's `generation` is (CodeGeeX's: a completion), and reports.",
+        "", description="Whose rows these are (multipl-e, mxeval, humaneval-x): how its language runs, and reports."
     )
     head: str = Field("", description="What goes before a completion's program (HumanEval-X's Go test_setup).")
     imports: list[str] = Field(
@@ -307,6 +305,12 @@ class Problem(BaseModel):
         "costs no candidate anything (isolation fork).",
     )
     entry_point: str | None = None
+    generation: Literal["answer", "codegeex"] = Field(
+        "answer",
+        description="What a sample's `generation` is: a model's raw answer, its code fence found; or, for "
+        "HumanEval-X's rows, what CodeGeeX's samples files mean by it: what follows the prompt (a Python one cut "
+        "at its first unindented line, as CodeGeeX cuts it).",
+    )
 
     @model_validator(mode="before")
     @classmethod

@@ -663,6 +663,22 @@ def test_humaneval_x_rust_is_a_cargo_binary_s_tests_with_debian_s_crates() -> No
     assert not (Path(deps) / "poison").exists() and Path(libraries["md5"]).exists()
 
 
+def test_codegeex_s_generation_follows_the_prompt_in_humaneval_x_and_only_there() -> None:
+    """CodeGeeX's samples files name what follows the prompt `generation` (a Python one cut at its first
+    unindented line); elsewhere a generation is a model's raw answer."""
+    python = load_problems("humaneval-x-python")["Python/0"]
+    generation = "    return True\n\ndef extra():\n    pass\n"
+    program = program_for(python, Sample(kind=SampleKind.GENERATION, text=generation))
+    assert program == f"{python.setup}\n{python.prompt}    return True\n"
+    cpp = load_problems("humaneval-x-cpp")["CPP/0"]
+    program = program_for(cpp, Sample(kind=SampleKind.GENERATION, text="    return true;\n}\n"))
+    assert program is not None and program.startswith(cpp.prompt + "    return true;\n}\n\n")
+    humaneval = load_problems("humaneval")["HumanEval/0"]
+    answer = "Here it is:\n```python\ndef has_close_elements(a, b):\n    return True\n```\n"
+    program = program_for(humaneval, Sample(kind=SampleKind.GENERATION, text=answer))
+    assert program is not None and program.endswith("def has_close_elements(a, b):\n    return True\n")
+
+
 def test_crates_that_cannot_be_built_are_the_machine_s_failure(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Where cargo cannot build HumanEval-X's crates, a program is the worker's infra_error saying so, never a
     compile error of the program's."""

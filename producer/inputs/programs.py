@@ -134,7 +134,9 @@ def _humaneval_x(row: _HumanEvalX) -> Problem:
     language = HUMANEVAL_X[found["prefix"]]
     if language == "python":
         tests = AssertionTests(assertions=[row.test])
-        return Problem(task_id=row.task_id, prompt=row.prompt, setup=_PYTHON_IMPORTS, tests=tests)
+        return Problem(
+            task_id=row.task_id, prompt=row.prompt, setup=_PYTHON_IMPORTS, tests=tests, generation="codegeex"
+        )
     prompt, test, joiner, head, imports = row.prompt, row.test, "\n", "", []
     if language == "cpp":
         prompt = "".join(f"{header}\n" for header in _CPP_HEADERS if header not in prompt) + "\n" + prompt
@@ -151,7 +153,7 @@ def _humaneval_x(row: _HumanEvalX) -> Problem:
         head=head,
         imports=imports,
     )
-    return Problem(task_id=row.task_id, prompt=prompt, tests=tests)
+    return Problem(task_id=row.task_id, prompt=prompt, tests=tests, generation="codegeex")
 
 
 def _language(given: str, benchmark: str) -> str:

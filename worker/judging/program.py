@@ -21,11 +21,15 @@ def program_for(problem: Problem, sample: Sample) -> str | None:
     - generation (raw model output): the code extract_code finds in it, or for a competitive-programming
       problem, what its reference takes (TestSet.extractor(): lcb_code(), last_python_code());
     - and for a program in another language (ProgramTests), its tests after it (_with_tests()).
+    A HumanEval-X row's generation is CodeGeeX's: a completion (Problem.generation).
     The problem's setup code, if any, comes first; before it, what its tests put before every program
     (TestSet.before_program(): a test file's calibration, BigCodeBench's code_prompt and a stub body, which
     put back the imports and constants a model's answer left out).
     """
     tests = problem.tests
+    if sample.kind is SampleKind.GENERATION and problem.generation == "codegeex":
+        python = not isinstance(tests, ProgramTests)
+        sample = Sample(kind=SampleKind.COMPLETION, text=_codegeex_python(sample.text) if python else sample.text)
     if isinstance(tests, ProgramTests):  # another language: the program, then its tests
         return _with_tests(tests, problem.prompt, sample)
     extraction = tests.extractor()
@@ -48,13 +52,23 @@ def program_for(problem: Problem, sample: Sample) -> str | None:
 def _with_tests(tests: ProgramTests, prompt: str, sample: Sample) -> str | None:
     """A program in another language with its tests: the prompt and the completion cut at the stop tokens
     (MultiPL-E's prompt + completion + "\\n" + tests), a solution, or the code of a raw answer; then the
-    tests. CodeGeeX's samples files name a completion `generation`: for HumanEval-X's rows it is one."""
-    codegeex = sample.kind is SampleKind.GENERATION and tests.benchmark == "humaneval-x"
-    if sample.kind is SampleKind.COMPLETION or codegeex:
+    tests."""
+    if sample.kind is SampleKind.COMPLETION:
         completion = tests.cut(sample.text)
         return tests.before(completion) + prompt + completion + tests.after_program(solution=False)
     code = sample.text if sample.kind is SampleKind.SOLUTION else extract_code(sample.text)
     return None if code is None else code + tests.after_program(solution=True)
+
+
+def _codegeex_python(generation: str) -> str:
+    """A Python generation as CodeGeeX's evaluation takes it: its lines up to the first non-blank one that is
+    not indented."""
+    kept = []
+    for line in generation.split("\n"):
+        if line.strip() and line[0] not in " \t":
+            break
+        kept.append(line)
+    return "\n".join(kept)
 
 
 def score_code_exec(generation: str, assertions: Sequence[str], timeout_s: float = 3.0, **limits: object) -> RunResult:
