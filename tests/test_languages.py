@@ -618,6 +618,7 @@ def test_humaneval_x_go_imports_what_a_generation_names_and_its_canonical_soluti
     assert failed.exit_code is Outcome.ASSERTION_FAIL and "Error Trace" in failed.detail + failed.script.stdout, failed
 
 
+@pytest.mark.once  # builds the crates (its pytest worker's own directory) and compiles eight programs
 def test_humaneval_x_rust_is_a_cargo_binary_s_tests_with_debian_s_crates() -> None:
     """As CodeGeeX assembles a Rust program (main, the declaration, the prompt, the generation, then the test
     with no newline) and cargo checks and tests it: rand, regex and md5 (Debian's, built once) for programs to
