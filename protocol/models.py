@@ -228,9 +228,7 @@ class ProgramTests(TestSet):
     stop_tokens: list[str] = Field(
         default_factory=list, description="A completion ends at the first of these (MultiPL-E's stop tokens)."
     )
-    benchmark: str = Field(
-        "", description="Whose rows these are (multipl-e, mxeval, humaneval-x): how its language runs, and reports."
-    )
+    benchmark: str = Field("", description="Whose rows these are (multipl-e, mxeval, humaneval-x), for reports.")
     head: str = Field("", description="What goes before a completion's program (HumanEval-X's Go test_setup).")
     imports: list[str] = Field(
         default_factory=list,
@@ -306,10 +304,7 @@ class Problem(BaseModel):
     )
     entry_point: str | None = None
     generation: Literal["answer", "codegeex"] = Field(
-        "answer",
-        description="What a sample's `generation` is: a model's raw answer, its code fence found; or, for "
-        "HumanEval-X's rows, what CodeGeeX's samples files mean by it: what follows the prompt (a Python one cut "
-        "at its first unindented line, as CodeGeeX cuts it).",
+        "answer", description="A sample's `generation`: a model's raw answer, or CodeGeeX's: what follows the prompt."
     )
 
     @model_validator(mode="before")

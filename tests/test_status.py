@@ -47,3 +47,22 @@ def test_a_run_that_stops_moving_is_repaired_whether_or_not_a_worker_lives(
     display.wait_for(client, "r", show=False)
     assert repaired == ["r"]
     assert (display.NO_WORKER in capsys.readouterr().err) is not worker_lives
+
+
+@pytest.mark.parametrize("done_before", [True, False])
+def test_the_progress_callback_is_told_the_end_even_of_a_run_done_before_it_was_looked_at(
+    done_before: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A run whose samples all had their results before the watch first looked (a quick run, a busy machine)
+    # never entered the watch's loop, and its callback heard nothing. Either way it hears the end once.
+    client = fakeredis.FakeRedis(decode_responses=True)
+    store_meta(client, "r", n_samples=2, n_tasks=1)
+    client.hset(keys.stats("r"), keys.DONE, 2 if done_before else 1)
+
+    def poll(_: float) -> None:  # the last result comes while the watch waits
+        client.hset(keys.stats("r"), keys.DONE, 2)
+
+    monkeypatch.setattr(display, "time", SimpleNamespace(monotonic=time.monotonic, sleep=poll))
+    told: list[tuple[int, int]] = []
+    display.wait_for(client, "r", show=False, on_progress=lambda done, total: told.append((done, total)))
+    assert told == [(2, 2)]

@@ -127,6 +127,8 @@ def _wait(client: redis.Redis, run: str, show: bool, on_progress: Callable[[int,
         warned_alone = False
         stall_s = _STALL_S
         pause = _FIRST_POLL_S
+        if on_progress is not None and done >= total:  # done before it was first looked at: said once
+            on_progress(done, total)
         while done < total:
             time.sleep(pause)
             pause = min(2 * pause, _POLL_S)
