@@ -8,10 +8,11 @@ import signal
 import subprocess
 import sys
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
-from codeexec.worker.process.runner import run_candidate
+from codeexec.worker.process.runner import CANDIDATE_DIR, run_candidate
 
 CORES = os.cpu_count() or 1
 # Busy loops that end by themselves after this long, should a test run be killed before its teardown.
@@ -109,3 +110,25 @@ def test_on_a_wedged_machine_the_wall_clock_ceiling_ends_the_run() -> None:
     assert result.exit_code == "timeout"
     assert result.detail.startswith("timed out: the wall-clock ceiling of 0.9 s (3 x the limit) ran out after")
     assert result.charged_s < 0.3
+
+
+def test_a_stdin_test_is_not_forgiven_its_runner_s_own_lateness_unless_it_filled_a_pipe(tmp_path: Path) -> None:
+    # The stdin runner (worker/candidate/stdin_tests.py) charged a test the wall clock less the test's own
+    # wait for a CPU and *all* of the runner's: beside busy loops a test that slept 1.5 s was forgiven the
+    # runner's late looks at its deadline, one after another, and passed a 1 s limit (once, in CI). The
+    # runner's wait is forgiven only for a wake-up that found a pipe of the test's full: its writer may have
+    # waited for it then. Here the figures are files of ours: the runner waited 0.5 s, the test 0.1 s.
+    sys.path.insert(0, CANDIDATE_DIR)
+    try:
+        import stdin_tests
+    finally:
+        sys.path.remove(CANDIDATE_DIR)
+    own, tests = tmp_path / "own", tmp_path / "test"
+    own.write_text("0 0 0\n")
+    tests.write_text("0 100000000 0\n")
+    test = stdin_tests._Test(1e9, 1e10, 1 << 16, 1 << 16, os.open(own, os.O_RDONLY), True)
+    test.wait = os.open(tests, os.O_RDONLY)
+    own.write_text("0 500000000 0\n")
+    assert test._charge(1_500_000_000) == 1_400_000_000  # not 0.9 s: the runner's lateness is not the test's
+    test.forgiven = 500_000_000  # as _watch() counts it where the wake-up found a full pipe
+    assert test._charge(1_500_000_000) == 900_000_000

@@ -154,7 +154,7 @@ class _Test:
         self.err = _Stream(stderr_cap, keep=keep_stderr, overflow="output overflow (stderr)")
         self.charged = self.began = self.ended = 0  # ns
         self.wait: int | None = None  # the test's schedstat, open
-        self.own_waited: int | None = None  # this thread's CPU wait at the fork
+        self.forgiven = 0  # ns this thread waited for a CPU in wake-ups that found a pipe of the test's full
 
     def run(self, code, namespace: dict, given: bytes, contained: bool, sandbox: tuple) -> tuple[str, str, int | None]:
         """Fork the test's process, watch it to its end, and clean up after it: (ended, detail, status), ended
@@ -171,7 +171,7 @@ class _Test:
         result_r, result_w = os.pipe()
         for fd in (self.out.fd, self.err.fd, result_r):  # ours, read only what is there: the program's ends block
             os.set_blocking(fd, False)
-        self.began, self.own_waited = _monotonic_ns(), _waited(self.own_wait)
+        self.began = _monotonic_ns()
         pid = _fork()
         if pid == 0:
             _test_process(code, namespace, (stdin, out_w, err_w, result_w), contained, sandbox)
@@ -232,23 +232,26 @@ class _Test:
                 # It is charged at most a second a second: it cannot be out of time before then.
                 deadline = min(now + owed, self.began + self.ceiling)
                 continue
+            asleep = _waited(self.own_wait)
             for fd, _ in poller.poll((deadline - now) / 1e6 + 1):
                 if fd == pidfd:  # it has ended (unreaped)
                     return None, ""
+                before = streams[fd].count
                 if not streams[fd].read():
                     return "output", streams[fd].overflow
+                awake = _waited(self.own_wait)
+                if streams[fd].count - before >= _READ and asleep is not None and awake is not None:
+                    self.forgiven += awake - asleep  # the pipe was full: its writer may have waited for us
+                    asleep = awake
                 if not streams[fd].open:
                     poller.unregister(fd)
 
     def _charge(self, now: int) -> int:
         """ns charged by `now`: the wall-clock time since the fork, less the time the test's main thread
-        waited for a CPU and this thread's own wait for one meanwhile (it may have been the test's reader,
-        late); the wall-clock time where the kernel gives no figure."""
-        spent = now - self.began
-        mine = _waited(self.own_wait)
-        if mine is not None and self.own_waited is not None:
-            spent -= mine - self.own_waited
-        return max(0, spent - (_waited(self.wait) or 0))
+        waited for a CPU, and this thread's own wait for one where it woke to a full pipe of the test's (its
+        writer may have waited for its reader, late: `forgiven`); only then, or a test that sleeps would be
+        forgiven every late look at its deadline. The wall-clock time where the kernel gives no figure."""
+        return max(0, now - self.began - self.forgiven - (_waited(self.wait) or 0))
 
 
 class _Stream:
