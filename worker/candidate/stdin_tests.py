@@ -239,9 +239,9 @@ class _Test:
                 before = streams[fd].count
                 if not streams[fd].read():
                     return "output", streams[fd].overflow
-                awake = _waited(self.own_wait)
-                if streams[fd].count - before >= _READ and asleep is not None and awake is not None:
-                    self.forgiven += awake - asleep  # the pipe was full: its writer may have waited for us
+                if streams[fd].count - before >= _READ and asleep is not None:  # full: its writer may have waited
+                    awake = _waited(self.own_wait)
+                    self.forgiven += (awake or asleep) - asleep
                     asleep = awake
                 if not streams[fd].open:
                     poller.unregister(fd)
