@@ -22,7 +22,9 @@ Sets (../shared/data/multilang/):
 For each set codeexec runs it (--workers local workers, fork isolation, warmed by a run of a few samples),
 then the reference with as many workers; each is timed from the first sample to the last. Every sample
 whose verdicts differ is listed with both harnesses' words. The floor: each program's own commands (its
-compile and its run), one after another, without a sandbox, divided among the workers.
+compile and its run), one after another, without a sandbox, divided among the workers. The ceiling: the
+reference's time over the floor's time in programs that ran to their time limit (what any judge with the
+same limits must wait out, however it starts a program): the most any such judge can be faster.
 
     python bench/languages.py --mxeval DIR --multiple DIR --codegeex DIR [--sets mbjsp,reflexion-rs-1]
         [--workers 2] [--limit N] [--load] [--no-floor] [--no-reference] [--json OUT]
@@ -323,11 +325,13 @@ def _program(problem, sample: dict[str, Any]) -> str:
 # ---- the floor -------------------------------------------------------------------------------------------
 
 
-def floor(one: Set, directory: Path, workers: int) -> float:
+def floor(one: Set, directory: Path, workers: int) -> tuple[float, float]:
     """Seconds each program's own commands take, one after another without a sandbox, divided among the
-    workers: what no harness that compiles and runs each program can beat."""
+    workers: what no harness that compiles and runs each program can beat; and of those, the seconds of the
+    programs that ran to their time limit: what no harness with the same limits can beat, however it starts
+    a program."""
     problems = load_problems(str(one.problems))
-    total = 0.0
+    total = at_limits = 0.0
     for sample in one.samples:
         problem = problems[sample["task_id"]]
         tests = problem.tests
@@ -339,7 +343,7 @@ def floor(one: Set, directory: Path, workers: int) -> float:
         with tempfile.TemporaryDirectory(dir=directory) as work:
             file = language.file_of(program)
             Path(work, file).write_text(program)
-            began = time.monotonic()
+            began, limited = time.monotonic(), False
             for kind, argv, env in language.steps(file, toolchain, program):
                 env = {name: value.replace("{dir}", work) for name, value in env.items()}
                 limit = language.compile_limit_s if kind == "compile" else language.run_limit_s
@@ -347,11 +351,14 @@ def floor(one: Set, directory: Path, workers: int) -> float:
                     done = subprocess.run(argv, cwd=work, env={"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": work,
                                           **env}, capture_output=True, timeout=limit, check=False)  # fmt: skip
                 except subprocess.TimeoutExpired:
+                    limited = True
                     break
                 if kind == "compile" and done.returncode not in language.compiled:
                     break
-            total += time.monotonic() - began
-    return total / workers
+            took = time.monotonic() - began
+            total += took
+            at_limits += took if limited else 0.0
+    return total / workers, at_limits / workers
 
 
 # ---- comparing -------------------------------------------------------------------------------------------
@@ -418,7 +425,12 @@ def main() -> None:
                 known = ["pass" if ok else "fail" for ok in one.known[: len(one.samples)]]
                 entry |= compare(one, ours, known, our_said, [""] * len(known))
             if not args.no_floor:
-                entry["floor_s"] = round(floor(one, directory, args.workers), 2)
+                floor_s, at_limits_s = floor(one, directory, args.workers)
+                entry |= {"floor_s": round(floor_s, 2), "floor_per_s": round(len(one.samples) / floor_s, 2)}
+                if at_limits_s and "reference_s" in entry:
+                    # However fast a judge starts programs, it waits out those that run to their limit.
+                    entry["at_limits_s"] = round(at_limits_s, 2)
+                    entry["ceiling"] = round(entry["reference_s"] / at_limits_s, 2)
             if args.load:
                 with busy_loops(3 * CORES):
                     _, loaded, loaded_said = run_codeexec(one, directory, args.workers, "load")
