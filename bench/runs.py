@@ -16,7 +16,7 @@ from codeexec.producer.inputs.problems import load_problems
 from codeexec.producer.inputs.samples import read_samples
 from codeexec.producer.results.persample import with_results
 from codeexec.producer.submit import new_meta, submit
-from codeexec.protocol.models import StoredResult
+from codeexec.protocol.result import StoredResult
 from codeexec.protocol.settings import get_settings
 
 

@@ -2,7 +2,8 @@
 or any URL (SandboxFusion's own server, to compare).
 
 The tests are SandboxFusion's files as they are (sandbox/tests/runners/test_python.py, test_pytest.py,
-test_isolation.py, from a checkout of bytedance/SandboxFusion the caller has: they are Apache-2.0 code,
+test_isolation.py, and test_<language>.py of each other language codeexec's /run_code runs: test_cpp.py,
+test_java.py, ...; from a checkout of bytedance/SandboxFusion the caller has: they are Apache-2.0 code,
 never copied into this repository), run in a throw-away virtualenv beside a conftest written here. It
 makes their `TestClient(app)` an httpx client of the server's URL and loads their request and answer
 models from the checkout itself (sandbox/runners/types.py, and the classes of sandbox/server/sandbox_api.py),
@@ -24,7 +25,10 @@ from pathlib import Path
 
 from service import codeexec_server
 
-FILES = ("test_python.py", "test_pytest.py", "test_isolation.py")
+from codeexec.worker.languages import RUN_CODE
+
+#: Python's and the isolation tests, and each other language's this server runs (RUN_CODE).
+FILES = ("test_python.py", "test_pytest.py", "test_isolation.py", *(f"test_{name.lower()}.py" for name in RUN_CODE))
 PACKAGES = ["pytest", "pytest-asyncio", "httpx", "pydantic", "fastapi"]
 
 CONFTEST = '''

@@ -35,8 +35,7 @@ from codeexec.producer.local.backend import private_backend
 from codeexec.producer.results.report import build_report
 from codeexec.producer.submit import enqueue, new_meta, submit
 from codeexec.protocol import keys
-from codeexec.protocol.models import StoredResult
-from codeexec.protocol.result import Outcome
+from codeexec.protocol.result import Outcome, StoredResult
 from codeexec.protocol.settings import get_settings
 from codeexec.worker.queue.store import WorkerStore
 

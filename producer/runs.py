@@ -21,7 +21,8 @@ import redis
 
 from codeexec.producer.inputs.files import InputError
 from codeexec.protocol import keys
-from codeexec.protocol.models import RunMeta, StoredResult
+from codeexec.protocol.models import RunMeta
+from codeexec.protocol.result import StoredResult
 
 
 def meta(client: redis.Redis, run: str) -> RunMeta:

@@ -7,11 +7,6 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from codeexec.protocol.result import Outcome, RunResult, ScriptEnd, TestOutcome, human_eval_result
-
-DETAIL_CHARS = 300  # of a result's detail kept in Redis: enough to say why, small enough for 1M results
-
-
 #: How an EvalPlus output is compared with the expected one (worker/judging/oracles.py): "equal" (==, or
 #: within a tolerance), HumanEval+'s "find_zero", and MBPP+'s special oracles, named for what they accept.
 Oracle = Literal["equal", "find_zero", "set", "not_none", "any", "or_zero", "surface_area", "digit_distance"]
@@ -187,19 +182,24 @@ class SuiteTests(TestSet):
 
 
 class Script(TestSet):
-    """A program to run as a script, as `python FILE` (or `pytest FILE`) runs it, on a standard input, with
-    files in its working directory (worker/judging/script.py): the HTTP service's /run_code. Its result is
-    how it ended (RunResult.script), not a verdict: one test, which it passes by exiting with status 0."""
+    """A program to run as a script, on a standard input, with files in its working directory
+    (worker/judging/script.py): the HTTP service's /run_code. Python as `python FILE` (or `pytest FILE`)
+    runs it; another language as SandboxFusion's runner of it does: compiled, then run. Its result is how
+    it ended (RunResult.script; its compile's: RunResult.compiled), not a verdict: one test, which it passes
+    by exiting with status 0."""
 
     kind: Literal["script"] = "script"
-    language: Literal["python", "pytest"] = "python"
-    file: str = Field(pattern=r"^[A-Za-z0-9_]+\.py$", description="The program's file name in the working directory.")
+    language: str = Field(
+        "python", pattern=r"^[A-Za-z_]+$", description="python, pytest, or SandboxFusion's name of another language."
+    )
+    file: str = Field(pattern=r"^[A-Za-z0-9_]+\.py$", description="A Python program's file name (another's: its own).")
     stdin: str = ""
     files: dict[str, str] = Field(
         default_factory=dict, description="Relative path -> base64 content, written before it starts."
     )
     fetch: list[str] = Field(default_factory=list, description="Files read back after it ends (RunResult.files).")
     time_limit_s: float = Field(gt=0, allow_inf_nan=False, description="Seconds it may be charged (its own).")
+    compile_limit_s: float = Field(10.0, gt=0, allow_inf_nan=False, description="Seconds its compile may be charged.")
     memory_bytes: int | None = Field(None, gt=0, description="Address space it may use beyond its start.")
     output_bytes: int = Field(1 << 20, gt=0, description="stdout, and stderr, it may write before it is stopped.")
     relaxed: bool = Field(
@@ -434,66 +434,3 @@ class RunMeta(BaseModel):
         if isinstance(data, dict) and "time_limit_s" not in data and data.get("suite_time_limit_s") is not None:
             return data | {"time_limit_s": data["suite_time_limit_s"]}
         return data
-
-
-def _seconds(value: float) -> float:
-    """To the microsecond; a program that ran took at least one (a fast call takes a few: never 0.0)."""
-    return max(round(value, 6), 1e-6) if value > 0 else 0.0
-
-
-class StoredResult(BaseModel):
-    """A RunResult as kept in Redis: the per-assertion outcomes folded into a string of 1s and 0s."""
-
-    exit_code: Outcome
-    score: float
-    passed: int
-    total: int
-    detail: str = ""
-    message: str | None = None
-    duration_s: float = 0.0
-    charged_s: float = 0.0
-    assertions: str = ""
-    base_status: str | None = None
-    plus_status: str | None = None
-    first_failures: dict[str, int] = {}
-    verdicts: str = Field("", description="Competitive-programming problems: a letter per test run (Verdict.letter).")
-    script: ScriptEnd | None = Field(None, description="A script: how it ended (its output kept whole, to its cap).")
-    files: dict[str, str] = Field(default_factory=dict, description="A script: the files fetched, base64.")
-    tests: list[TestOutcome] = Field(
-        default_factory=list, description="Test files: each test that ran (tracebacks cut to their end)."
-    )
-    host_compared: int = Field(
-        0,
-        description="Of its tests, those the host judges (worker/process/split.py, worker/judging/evalplus.py); "
-        "the rest: in-process.",
-    )
-
-    @classmethod
-    def from_run(cls, result: RunResult) -> StoredResult:
-        return cls(
-            exit_code=result.exit_code,
-            score=result.score,
-            passed=result.passed,
-            total=result.total,
-            detail=result.detail[:DETAIL_CHARS],
-            message=None if result.message is None else result.message[:DETAIL_CHARS],
-            duration_s=_seconds(result.duration_s),
-            charged_s=_seconds(result.charged_s),
-            assertions="".join("1" if a.passed else "0" for a in result.assertions),
-            base_status=result.statuses.get("base"),
-            plus_status=result.statuses.get("plus"),
-            first_failures=result.first_failures,
-            verdicts="".join(verdict.letter for verdict in result.verdicts),
-            tests=result.tests,
-            script=result.script,
-            files=result.files,
-        )
-
-    @property
-    def human_eval_result(self) -> str:
-        return human_eval_result(self.exit_code, self.detail, self.message)
-
-    @property
-    def counts_toward_n(self) -> bool:
-        """infra_error was the machine's fault, not the sample's: it is kept out of n."""
-        return self.exit_code is not Outcome.INFRA_ERROR

@@ -7,6 +7,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+DETAIL_CHARS = 300  # of a result's detail kept in Redis: enough to say why, small enough for 1M results
+
 
 class Outcome(str, Enum):
     """How a run ended. Only ``infra_error`` is never the candidate's fault."""
@@ -134,6 +136,7 @@ class RunResult(BaseModel):
         default_factory=list, description="Test files (worker/judging/suites.py): each test that ran, in order."
     )
     script: ScriptEnd | None = Field(None, description="A script (worker/judging/script.py): how it ended.")
+    compiled: ScriptEnd | None = Field(None, description="A script in a compiled language: how its compile ended.")
     files: dict[str, str] = Field(
         default_factory=dict, description="Files read back from the working directory after the run, base64."
     )
@@ -160,3 +163,68 @@ def human_eval_result(exit_code: Outcome, detail: str, message: str | None) -> s
     if exit_code is Outcome.TIMEOUT:
         return "timed out"
     return f"failed: {detail if message is None else message}"
+
+
+def _seconds(value: float) -> float:
+    """To the microsecond; a program that ran took at least one (a fast call takes a few: never 0.0)."""
+    return max(round(value, 6), 1e-6) if value > 0 else 0.0
+
+
+class StoredResult(BaseModel):
+    """A RunResult as kept in Redis: the per-assertion outcomes folded into a string of 1s and 0s."""
+
+    exit_code: Outcome
+    score: float
+    passed: int
+    total: int
+    detail: str = ""
+    message: str | None = None
+    duration_s: float = 0.0
+    charged_s: float = 0.0
+    assertions: str = ""
+    base_status: str | None = None
+    plus_status: str | None = None
+    first_failures: dict[str, int] = {}
+    verdicts: str = Field("", description="Competitive-programming problems: a letter per test run (Verdict.letter).")
+    script: ScriptEnd | None = Field(None, description="A script: how it ended (its output kept whole, to its cap).")
+    compiled: ScriptEnd | None = Field(None, description="A script in a compiled language: how its compile ended.")
+    files: dict[str, str] = Field(default_factory=dict, description="A script: the files fetched, base64.")
+    tests: list[TestOutcome] = Field(
+        default_factory=list, description="Test files: each test that ran (tracebacks cut to their end)."
+    )
+    host_compared: int = Field(
+        0,
+        description="Of its tests, those the host judges (worker/process/split.py, worker/judging/evalplus.py); "
+        "the rest: in-process.",
+    )
+
+    @classmethod
+    def from_run(cls, result: RunResult) -> StoredResult:
+        return cls(
+            exit_code=result.exit_code,
+            score=result.score,
+            passed=result.passed,
+            total=result.total,
+            detail=result.detail[:DETAIL_CHARS],
+            message=None if result.message is None else result.message[:DETAIL_CHARS],
+            duration_s=_seconds(result.duration_s),
+            charged_s=_seconds(result.charged_s),
+            assertions="".join("1" if a.passed else "0" for a in result.assertions),
+            base_status=result.statuses.get("base"),
+            plus_status=result.statuses.get("plus"),
+            first_failures=result.first_failures,
+            verdicts="".join(verdict.letter for verdict in result.verdicts),
+            tests=result.tests,
+            script=result.script,
+            compiled=result.compiled,
+            files=result.files,
+        )
+
+    @property
+    def human_eval_result(self) -> str:
+        return human_eval_result(self.exit_code, self.detail, self.message)
+
+    @property
+    def counts_toward_n(self) -> bool:
+        """infra_error was the machine's fault, not the sample's: it is kept out of n."""
+        return self.exit_code is not Outcome.INFRA_ERROR

@@ -24,8 +24,8 @@ from codeexec.producer.entry.display import print_report, stdout
 from codeexec.producer.results.intervals import bootstrap_interval, fisher_exact, moved
 from codeexec.producer.results.report import build_report
 from codeexec.protocol import keys
-from codeexec.protocol.models import RunMeta, StoredResult
-from codeexec.protocol.result import Outcome, RunResult
+from codeexec.protocol.models import RunMeta
+from codeexec.protocol.result import Outcome, RunResult, StoredResult
 from codeexec.worker.queue.store import WorkerStore
 from helpers import SHARED, codeexec, store_meta, write_jsonl
 

@@ -98,9 +98,9 @@ def test_run_code_as_sandboxfusion_answers(service: Server, client: redis.Redis)
     assert run_code(url, code=module.replace("== 'x\\n'", "== 'y'"))["status"] == "Success"  # as python
 
     # A language of SandboxFusion's that codeexec does not run: SandboxFusion's kind of answer.
-    cpp = run_code(url, code="int main() {}", language="cpp")
-    assert cpp["status"] == "SandboxError" and "'cpp' is not run by this server" in cpp["message"]
-    assert cpp["run_result"]["status"] == "Error"
+    swift = run_code(url, code="print(1)", language="swift")
+    assert swift["status"] == "SandboxError" and "'swift' is not run by this server" in swift["message"]
+    assert swift["run_result"]["status"] == "Error"
     nothing_queued(client)  # every request's keys are gone once it is answered
 
 

@@ -9,8 +9,8 @@ from codeexec.producer import runs
 from codeexec.producer.inputs.files import InputError
 from codeexec.producer.results.report import build_report
 from codeexec.protocol import keys
-from codeexec.protocol.models import RunMeta, Sample, SampleKind, StoredResult
-from codeexec.protocol.result import Outcome
+from codeexec.protocol.models import RunMeta, Sample, SampleKind
+from codeexec.protocol.result import Outcome, StoredResult
 from codeexec.worker.queue.store import WorkerStore
 from helpers import assertions_of, store_meta
 

@@ -17,8 +17,8 @@ from codeexec.producer.inputs.files import InputError
 from codeexec.producer.inputs.problems import BIGCODEBENCH_PATH, load_file, load_problems
 from codeexec.producer.inputs.testfiles import problem as suite_problem
 from codeexec.producer.results.bigcodebench_results import status
-from codeexec.protocol.models import Problem, Sample, SampleKind, StoredResult, SuiteTests
-from codeexec.protocol.result import Outcome, RunResult
+from codeexec.protocol.models import Problem, Sample, SampleKind, SuiteTests
+from codeexec.protocol.result import Outcome, RunResult, StoredResult
 from codeexec.worker.judging.program import program_for
 from codeexec.worker.judging.suites import run_suite
 from helpers import ROOT, write_jsonl

@@ -15,8 +15,8 @@ from codeexec.producer.inputs.files import InputError, write_whole
 from codeexec.producer.inputs.problems import BIGCODEBENCH_HARD
 from codeexec.producer.results.passk import pass_at_k
 from codeexec.producer.results.persample import recorded
-from codeexec.protocol.models import RunMeta, StoredResult, SuiteTests
-from codeexec.protocol.result import Outcome
+from codeexec.protocol.models import RunMeta, SuiteTests
+from codeexec.protocol.result import Outcome, StoredResult
 from codeexec.worker.judging.program import program_for
 
 

@@ -11,8 +11,8 @@ import redis
 
 from codeexec.producer.inputs.files import InputError, write_whole
 from codeexec.producer.results.persample import recorded
-from codeexec.protocol.models import RunMeta, StoredResult
-from codeexec.protocol.result import Outcome
+from codeexec.protocol.models import RunMeta
+from codeexec.protocol.result import Outcome, StoredResult
 from codeexec.worker.judging.program import program_for
 
 #: LiveCodeBench's error codes (lcb_runner/evaluation/testing_util.py) by the letter of the first failing

@@ -18,7 +18,8 @@ from codeexec.producer import runs
 from codeexec.producer.inputs.files import InputError, read_jsonl
 from codeexec.producer.inputs.problems import load_problems
 from codeexec.producer.inputs.samples import SampleLine, read_samples, task_id_of
-from codeexec.protocol.models import Problem, RunMeta, StoredResult
+from codeexec.protocol.models import Problem, RunMeta
+from codeexec.protocol.result import StoredResult
 
 
 def write_per_sample(client: redis.Redis, meta: RunMeta, out: Path, samples_path: Path | None = None) -> int:

@@ -12,8 +12,8 @@ import redis
 
 from codeexec.producer.inputs.files import InputError, write_whole
 from codeexec.producer.results.persample import recorded
-from codeexec.protocol.models import Problem, ProgramTests, RunMeta, StoredResult
-from codeexec.protocol.result import Outcome
+from codeexec.protocol.models import Problem, ProgramTests, RunMeta
+from codeexec.protocol.result import Outcome, StoredResult
 from codeexec.worker.judging.program import program_for
 from codeexec.worker.languages import LANGUAGES
 

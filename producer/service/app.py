@@ -32,20 +32,22 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from codeexec.producer.service import batch
 from codeexec.producer.service.dispatch import Dispatch, Overloaded
-from codeexec.protocol.models import Problem, Sample, SampleKind, Script, StoredResult
+from codeexec.protocol.models import Problem, Sample, SampleKind, Script
+from codeexec.protocol.result import ScriptEnd, StoredResult
 from codeexec.protocol.settings import Settings
+from codeexec.worker.languages import RUN_CODE
 from codeexec.worker.process.workfiles import parts
 
 #: SandboxFusion's languages (its server's `Language`, sandbox/runners/types.py): a name outside them is
 #: refused as SandboxFusion refuses it (422); one of them that codeexec does not run is answered as
-#: SandboxFusion answers what it cannot run, with SandboxError and a message saying so.
+#: SandboxFusion answers what it cannot run, with SandboxError and a message saying so. What codeexec runs:
+#: Python's two, and the languages of the workers' table (worker/languages/__init__.py, RUN_CODE).
 SANDBOXFUSION_LANGUAGES = (
     "python", "cpp", "nodejs", "go", "go_test", "java", "php", "csharp", "bash", "typescript", "sql", "rust",
     "cuda", "lua", "R", "perl", "D_ut", "ruby", "scala", "julia", "pytest", "junit", "kotlin_script", "jest",
     "verilog", "python_gpu", "lean", "swift", "racket",
 )  # fmt: skip
-LANGUAGES = ("python", "pytest")
-Language = Literal[SANDBOXFUSION_LANGUAGES]  # type: ignore[valid-type]
+LANGUAGES = ("python", "pytest", *RUN_CODE)
 MAX_RUN_TIMEOUT_S = 3600.0
 
 
@@ -54,11 +56,13 @@ class RunCodeRequest(BaseModel):
 
     model_config = ConfigDict(extra="ignore")
 
-    code: str = Field(description="The program, written to a .py file in a fresh working directory and run.")
-    language: Language = Field(
-        "python", description="python (`python FILE`) or pytest (`pytest FILE`); SandboxFusion requires it."
+    code: str = Field(description="The program, written to its language's file in a fresh working directory.")
+    language: str = Field(
+        "python",
+        description="python (`python FILE`), pytest (`pytest FILE`), or another language of SandboxFusion's that "
+        "this server runs, as SandboxFusion's runner runs it; SandboxFusion requires it.",
     )
-    compile_timeout: float = Field(10, description="Accepted and unused: Python compiles as it runs.")
+    compile_timeout: float = Field(10, description="Seconds a compiled language's compile may take (Python's: unused).")
     run_timeout: float = Field(
         10, gt=0, le=MAX_RUN_TIMEOUT_S, description="Seconds the program may run (time it could run)."
     )
@@ -70,6 +74,14 @@ class RunCodeRequest(BaseModel):
         default_factory=dict, description="Relative path -> base64 content, written first; null values skipped."
     )
     fetch_files: list[str] = Field(default_factory=list, description="Files read back after the run, base64.")
+
+    @field_validator("language")
+    @classmethod
+    def _a_language(cls, language: str) -> str:
+        if language not in SANDBOXFUSION_LANGUAGES:
+            served = ", ".join(LANGUAGES)
+            raise ValueError(f"{language!r} is not a language of SandboxFusion's; this server runs {served}")
+        return language
 
     @field_validator("files")
     @classmethod
@@ -108,26 +120,38 @@ class RunCodeResponse(BaseModel):
 
 def run_code_response(stored: StoredResult) -> RunCodeResponse:
     """A /run_code answer from the run's stored result (SandboxFusion's parse_run_status: Success only for
-    a program that finished with status 0)."""
+    a program whose compile, if it has one, and run finished with status 0; a compile that did not is
+    Failed, and the program never ran)."""
+    compiled = None if stored.compiled is None else command_result(stored.compiled)
+    if compiled is not None and (compiled.status != "Finished" or compiled.return_code != 0):
+        return RunCodeResponse(status="Failed", compile_result=compiled)
     end = stored.script
     if end is None:  # it never ran: the machine's fault, or the runner's
         why = stored.detail or "the program could not be run"
         return RunCodeResponse(
             status="SandboxError", message=why, run_result=CommandRunResult(status="Error", stderr=why)
         )
-    if end.ended == "time_limit":
-        result = CommandRunResult(
-            status="TimeLimitExceeded", execution_time=end.wall_s, stdout=end.stdout, stderr=end.stderr
-        )
-        return RunCodeResponse(status="Failed", run_result=result, files=stored.files)
+    result = command_result(end)
     # Stopped over its output cap: killed, as a program SandboxFusion kills is told (signal 9).
-    status = end.status if end.status is not None else -9
     message = f"{stored.detail}: the program was stopped" if end.ended == "output_limit" else ""
-    result = CommandRunResult(
-        status="Finished", execution_time=end.wall_s, return_code=status, stdout=end.stdout, stderr=end.stderr
-    )
+    success = result.status == "Finished" and result.return_code == 0
     return RunCodeResponse(
-        status="Success" if status == 0 else "Failed", message=message, run_result=result, files=stored.files
+        status="Success" if success else "Failed",
+        message=message,
+        compile_result=compiled,
+        run_result=result,
+        files=stored.files,
+    )
+
+
+def command_result(end: ScriptEnd) -> CommandRunResult:
+    """SandboxFusion's CommandRunResult of a command (a compile, the run) that ended so."""
+    if end.ended == "time_limit":
+        return CommandRunResult(status="TimeLimitExceeded", execution_time=end.wall_s, stdout=end.stdout,
+                                stderr=end.stderr)  # fmt: skip
+    status = end.status if end.status is not None else -9
+    return CommandRunResult(
+        status="Finished", execution_time=end.wall_s, return_code=status, stdout=end.stdout, stderr=end.stderr
     )
 
 
@@ -169,21 +193,23 @@ def create_app(settings: Settings, redis_url: str) -> FastAPI:
 
     @app.post("/run_code", response_model=RunCodeResponse, responses={504: {"description": "Too busy: retry."}})
     async def run_code(request: RunCodeRequest) -> Any:
-        """Run a program as SandboxFusion does: `python FILE` (or `pytest FILE`) in a fresh directory with the
-        request's files, on its stdin; its output, exit status, wall-clock time and the files asked for.
-        Too many jobs waiting: 504 with Retry-After (the one status verl retries), nothing queued."""
+        """Run a program as SandboxFusion does: `python FILE` (or `pytest FILE`), or another language's
+        compile and run, in a fresh directory with the request's files, on its stdin; its output, exit
+        status, wall-clock time and the files asked for. Too many jobs waiting: 504 with Retry-After (the
+        one status verl retries), nothing queued."""
         if request.language not in LANGUAGES:
             return unsupported(request.language)
         dispatch = state["dispatch"]
         task_id = f"run-{secrets.token_hex(8)}"
         memory = request.memory_limit_MB
         script = Script(
-            language=request.language,  # type: ignore[arg-type]
+            language=request.language,
             file=f"tmp{secrets.token_hex(4)}.py",
             stdin=request.stdin or "",
             files={path: content for path, content in request.files.items() if content is not None},
             fetch=request.fetch_files,
             time_limit_s=request.run_timeout,
+            compile_limit_s=min(max(request.compile_timeout, 1e-3), MAX_RUN_TIMEOUT_S),  # what SandboxFusion takes
             memory_bytes=memory << 20 if memory is not None and memory > 0 else None,
         )
         problem = Problem(task_id=task_id, tests=script)

@@ -29,8 +29,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 from codeexec.producer.service.dispatch import Dispatch, Overloaded
 from codeexec.protocol import keys
-from codeexec.protocol.models import CaseTests, JudgeMode, Problem, Sample, SampleKind, StoredResult
-from codeexec.protocol.result import Outcome
+from codeexec.protocol.models import CaseTests, JudgeMode, Problem, Sample, SampleKind
+from codeexec.protocol.result import Outcome, StoredResult
 
 MAX_SAMPLES = 100_000
 VERL_TESTS = 10  # verl's continuous score counts the first ten tests

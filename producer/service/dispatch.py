@@ -37,7 +37,8 @@ from codeexec.producer import runs
 from codeexec.producer.inputs.files import InputError
 from codeexec.producer.submit import enqueue, version
 from codeexec.protocol import keys
-from codeexec.protocol.models import Problem, RunMeta, Sample, StoredResult
+from codeexec.protocol.models import Problem, RunMeta, Sample
+from codeexec.protocol.result import StoredResult
 from codeexec.protocol.settings import RUN_SETTINGS, Settings, get_settings
 from codeexec.worker.queue.store import connect
 

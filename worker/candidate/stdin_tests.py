@@ -36,12 +36,12 @@ interpreter on the file. A step's outcome is its exit status; the host answers w
 (not after a failed compile).
 
     steps = {"steps": [{"argv": [path, ...], "env": {name: value}, "limit": s, "cap": bytes,
-                        "data_bytes": bytes or None}, ...], "stderr_cap": bytes, "ceiling": factor}
+                        "data_bytes": bytes or None, "stdin": bytes}, ...], "stderr_cap": bytes, "ceiling": factor}
 
 argv[0] is the command's absolute path; env is added to the runner's environment ("{dir}" in a value: the
 working directory's absolute path); data_bytes is the step's RLIMIT_DATA (what a runtime that reserves
-address space up front, the JVM, Node, Go, is not broken by, as RLIMIT_AS breaks it); limit, cap and
-ceiling as for stdio.
+address space up front, the JVM, Node, Go, is not broken by, as RLIMIT_AS breaks it); stdin, its standard
+input (a script's run's: /run_code); limit, cap and ceiling as for stdio.
 
 script (the HTTP service's /run_code: worker/judging/script.py): the program is a file in the working
 directory, which the host wrote there with the request's files, and its one test runs it as `python FILE`
@@ -119,7 +119,7 @@ def run_steps(steps: dict, contained: bool, sandbox: tuple, report) -> tuple[str
     for index, step in enumerate(steps["steps"]):
         limit = step["limit"] * 1e9
         test = _Test(limit, steps["ceiling"] * limit, step["cap"], steps["stderr_cap"], own_wait, True)
-        ended, detail, status = test.run(step, {}, b"", contained, sandbox)
+        ended, detail, status = test.run(step, {}, step["stdin"], contained, sandbox)
         if not test.report(report, index, ended, detail, status):
             break
     if own_wait is not None:

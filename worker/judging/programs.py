@@ -21,13 +21,12 @@ from __future__ import annotations
 
 import base64
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from codeexec.protocol.models import ProgramTests
-from codeexec.protocol.result import Outcome, RunResult
+from codeexec.protocol.result import Outcome, RunResult, ScriptEnd
 from codeexec.protocol.settings import runner_config
-from codeexec.worker.judging.script import how_it_ended, one_test
 from codeexec.worker.languages import compiled, language_of
 from codeexec.worker.languages.language import Language, Toolchain, Unavailable
 from codeexec.worker.languages.warm import compile_warm
@@ -58,17 +57,36 @@ def in_process(tests: object) -> None:
     return None
 
 
-def run_in(program: str, language: Language, run_limit: float, options: dict[str, object]) -> RunResult:
+@dataclass(frozen=True)
+class Given:
+    """What a program run as a script (/run_code's: worker/judging/script.py) is given beyond its file: its
+    run's standard input, files written beside it first, the files read back after its run, and its
+    compile's time limit (else its language's)."""
+
+    stdin: bytes = b""
+    files: dict[str, bytes] = field(default_factory=dict)
+    fetch: tuple[str, ...] = ()
+    compile_limit: float | None = None
+
+
+def run_in(
+    program: str, language: Language, run_limit: float, options: dict[str, object], given: Given | None = None
+) -> RunResult:
     """Compile and run `program` in `language`; the run under `run_limit` seconds. A compile whose files are
     kept (worker/languages/compiled.py) is not made again: its files are put beside the program's; where the
-    language has a compiler kept running (worker/languages/warm.py), it compiles, else the compile's steps."""
+    language has a compiler kept running (worker/languages/warm.py), it compiles, else the compile's steps.
+    A script's result (`given`) also says how its run ended (RunResult.script, None where it never ran) and
+    its compile (RunResult.compiled), and holds the files it fetched."""
+    script, given = given is not None, given or Given()
     toolchain = language.toolchain()
     if isinstance(toolchain, str):  # this worker lacks it: the machine's failure, not the program's
         return _unavailable(language, toolchain)
+    program = language.text_of(program)
     file = language.file_of(program)
+    compile_limit = given.compile_limit or language.compile_limit_s
     try:
         steps = [
-            Step(kind, argv, env, language.compile_limit_s if kind == "compile" else run_limit)
+            Step(kind, argv, env, compile_limit if kind == "compile" else run_limit, given.stdin * (kind == "run"))
             for kind, argv, env in language.steps(file, toolchain, program)
         ]
     except Unavailable as missing:
@@ -78,7 +96,7 @@ def run_in(program: str, language: Language, run_limit: float, options: dict[str
         "toolchains": list(toolchain.directories),
         "deny_imports": False,  # no Python of the candidate's runs: its steps are other programs
     }
-    files = {file: program.encode()}
+    files = given.files | {file: program.encode()}
     made = language.made(file)
     compiles = [step for step in steps if step.kind == "compile"]
     runs: list[RunResult] = []
@@ -86,7 +104,10 @@ def run_in(program: str, language: Language, run_limit: float, options: dict[str
     kept: dict[str, bytes] | None = None
     entry = ""  # the compile's key where what it makes is kept: not worked out for every program
     if made and compiles:
-        entry = compiled.key(toolchain, [(step.argv, step.env) for step in compiles], file, program)
+        # The language's commands as it says them, not as made for this program: a precompiled header
+        # or a prebuilt cache that one compile has and the next has not changes nothing it makes.
+        commands = [(list(step), language.env) for step in language.compile]
+        entry = compiled.key(toolchain, commands, file, program, given.files)
         kept = compiled.get(entry, made)
     if kept is None and language.warm and len(compiles) == 1:
         warmed = _warm(language, toolchain, compiles[0], files, options)
@@ -95,7 +116,7 @@ def run_in(program: str, language: Language, run_limit: float, options: dict[str
             runs.append(run)
             ended.append((compiles[0], test))
             if kept is None:
-                return _result(language, runs, ended)
+                return _result(language, runs, ended, script)
             if made and set(made) <= set(kept):
                 compiled.put(entry, {name: kept[name] for name in made})
     if kept is None and made and compiles:  # compile alone, and read what it made before anything of it runs
@@ -103,15 +124,17 @@ def run_in(program: str, language: Language, run_limit: float, options: dict[str
         runs.append(run)
         ended += done
         if run.exit_code is Outcome.INFRA_ERROR or len(done) < len(compiles) or not _compiled(language, done[-1][1]):
-            return _result(language, runs, ended)
+            return _result(language, runs, ended, script)
         kept = {name: base64.b64decode(content) for name, content in run.files.items()}
         if set(kept) == set(made):
             compiled.put(entry, kept)
     if kept is not None:
+        if not ended and compiles:  # kept from before: a compile that succeeded, and said nothing now
+            ended.append((compiles[-1], TestEnded(0, "pass", "", "", 0.0, "", 0, 0.0)))
         steps = [step for step in steps if step.kind == "run"]
         files |= kept
-    run, done = _steps(program, language, steps, files, options, executable=made)
-    return _result(language, [*runs, run], ended + done)
+    run, done = _steps(program, language, steps, files, options, fetch=given.fetch, executable=made)
+    return _result(language, [*runs, run], ended + done, script)
 
 
 def _unavailable(language: Language, missing: str) -> RunResult:
@@ -142,6 +165,7 @@ class Step:
     argv: list[str]
     env: dict[str, str]
     limit: float
+    stdin: bytes = b""
 
 
 def _steps(
@@ -163,6 +187,7 @@ def _steps(
                 "limit": step.limit,
                 "cap": config.output_bytes,
                 "data_bytes": config.memory_bytes,
+                "stdin": step.stdin,
             }
             for step in steps
         ],
@@ -190,8 +215,11 @@ def _steps(
     return run, ended
 
 
-def _result(language: Language, runs: list[RunResult], ended: list[tuple[Step, TestEnded]]) -> RunResult:
-    """The program's result from its steps' runs: the verdict of the last step that ended."""
+def _result(language: Language, runs: list[RunResult], ended: list[tuple[Step, TestEnded]], script: bool) -> RunResult:
+    """The program's result from its steps' runs: the verdict of the last step that ended, and how it ended
+    (`script`: the end of what it printed, its steps' times together). A script's: how its run ended (the
+    whole of what it printed, to its cap; None where it never ran), its last compile (`compiled`), and the
+    files its run's fetch read."""
     run = runs[-1].model_copy(update={"duration_s": sum(each.duration_s for each in runs)})
     failed = next((each for each in runs if each.exit_code is Outcome.INFRA_ERROR), None)
     if failed is not None or not ended:  # the machine's failure, or the runner's: nothing of the program ended
@@ -199,10 +227,18 @@ def _result(language: Language, runs: list[RunResult], ended: list[tuple[Step, T
         return run.model_copy(update={"exit_code": outcome, "detail": detail, "total": 1, "passed": 0, "score": 0.0})
     step, last = ended[-1]
     outcome, detail = _verdict(language, step.kind, last)
-    wall_s, charged_s = (sum(getattr(test, name) for _, test in ended) for name in ("wall_s", "charged_s"))
-    end = how_it_ended(last, last.stdout[-_KEPT:], last.stderr[-_KEPT:], wall_s, charged_s)
-    result = one_test(run, outcome, detail, last.charged_s if step.kind == "run" else 0.0, end)
-    return result.model_copy(update={"files": {}})  # what a compile made: kept (compiled.py), not reported
+    charged = last.charged_s if step.kind == "run" else 0.0
+    if not script:
+        wall_s, charged_s = (sum(getattr(test, name) for _, test in ended) for name in ("wall_s", "charged_s"))
+        end = how_it_ended(last, last.stdout[-_KEPT:], last.stderr[-_KEPT:], wall_s, charged_s)
+        return one_test(run, outcome, detail, charged, end).model_copy(update={"files": {}})  # what a compile made
+    compiles = [test for each, test in ended if each.kind == "compile"]
+    made = compiles[-1] if compiles else None
+    compiled = made and how_it_ended(made, made.stdout[-_KEPT:], made.stderr[-_KEPT:], made.wall_s, made.charged_s)
+    ran = step.kind == "run"
+    end = how_it_ended(last, last.stdout, last.stderr, last.wall_s, last.charged_s) if ran else None
+    result = one_test(run, outcome, detail, charged, end)  # type: ignore[arg-type]
+    return result.model_copy(update={"script": end, "compiled": compiled, "files": run.files if ran else {}})
 
 
 def _compiled(language: Language, test: TestEnded) -> bool:
@@ -242,3 +278,23 @@ def _tail(text: str) -> str:
     """The last lines of what a step wrote that say most: at most a few hundred characters."""
     lines = [line for line in text.strip().splitlines() if line.strip()]
     return " | ".join(lines[-4:])[-400:]
+
+
+def how_it_ended(test: TestEnded, stdout: str, stderr: str, wall_s: float, charged_s: float) -> ScriptEnd:
+    """A program's end as a script's (RunResult.script): from its last test, with what it printed and its times."""
+    how = {"limit": "time_limit", "output": "output_limit"}.get(test.ended, "exited")
+    return ScriptEnd(
+        ended=how,  # type: ignore[arg-type]
+        status=test.status,
+        stdout=stdout,
+        stderr=stderr,
+        wall_s=round(wall_s, 6),
+        charged_s=round(charged_s, 6),
+    )
+
+
+def one_test(run: RunResult, outcome: Outcome, detail: str, charged_s: float, end: ScriptEnd) -> RunResult:
+    """`run` as the result of one test that came to `outcome`: a script's, a program's in another language."""
+    passed = int(outcome is Outcome.PASS)
+    update = {"exit_code": outcome, "score": float(passed), "passed": passed, "total": 1, "detail": detail}
+    return run.model_copy(update=update | {"charged_s": charged_s, "script": end})

@@ -18,8 +18,10 @@ import marshal
 from typing import TYPE_CHECKING
 
 from codeexec.protocol.models import Script
-from codeexec.protocol.result import Outcome, RunResult, ScriptEnd
+from codeexec.protocol.result import Outcome, RunResult
 from codeexec.protocol.settings import runner_config
+from codeexec.worker.judging.programs import Given, how_it_ended, one_test, run_in
+from codeexec.worker.languages import RUN_CODE, run_code_language
 from codeexec.worker.process import workfiles
 from codeexec.worker.process.runner import Harness, run_program
 from codeexec.worker.process.watch import TestEnded
@@ -33,7 +35,9 @@ _SLACK_S = 5.0
 
 
 def judge(program: str, tests: Script, context: Context) -> RunResult:
-    return run_script(program, tests, context.options)
+    if tests.language in ("python", "pytest"):
+        return run_script(program, tests, context.options)
+    return run_other(program, tests, context.options)
 
 
 def host_compared(tests: Script) -> int:
@@ -91,21 +95,16 @@ def run_script(code: str, script: Script, options: dict[str, object]) -> RunResu
     return one_test(run, outcome, test.detail, test.charged_s, end)
 
 
-def how_it_ended(test: TestEnded, stdout: str, stderr: str, wall_s: float, charged_s: float) -> ScriptEnd:
-    """A program's end as a script's (RunResult.script): from its last test, with what it printed and its times."""
-    how = {"limit": "time_limit", "output": "output_limit"}.get(test.ended, "exited")
-    return ScriptEnd(
-        ended=how,  # type: ignore[arg-type]
-        status=test.status,
-        stdout=stdout,
-        stderr=stderr,
-        wall_s=round(wall_s, 6),
-        charged_s=round(charged_s, 6),
-    )
-
-
-def one_test(run: RunResult, outcome: Outcome, detail: str, charged_s: float, end: ScriptEnd) -> RunResult:
-    """`run` as the result of one test that came to `outcome`: a script's, a program's in another language."""
-    passed = int(outcome is Outcome.PASS)
-    update = {"exit_code": outcome, "score": float(passed), "passed": passed, "total": 1, "detail": detail}
-    return run.model_copy(update=update | {"charged_s": charged_s, "script": end})
+def run_other(code: str, script: Script, options: dict[str, object]) -> RunResult:
+    """Run `code` in another language, as SandboxFusion's runner of it does: compiled (under the script's
+    compile limit), then run on its standard input; how each ended."""
+    language = run_code_language(script.language)
+    if language is None:
+        why = f"language {script.language!r} is not run by this worker (it runs {', '.join(RUN_CODE)})"
+        return RunResult.not_run(Outcome.INFRA_ERROR, 1, why)
+    options = options | {"output_bytes": script.output_bytes, "stderr_bytes": script.output_bytes}
+    if script.memory_bytes is not None:
+        options |= {"memory_bytes": script.memory_bytes}
+    files = {path: base64.b64decode(content) for path, content in script.files.items()}
+    given = Given(script.stdin.encode(), files, tuple(script.fetch), script.compile_limit_s)
+    return run_in(code, language, script.time_limit_s, options, given)

@@ -58,6 +58,26 @@ _ALIASES: dict[str, str] = {
 }
 #: Benchmarks whose harnesses run a language their own way (a module's DIALECTS).
 BENCHMARKS = ("multipl-e", "mxeval", "humaneval-x")
+#: SandboxFusion's names of the languages of its /run_code that codeexec runs (worker/judging/script.py):
+#: each, codeexec's language and the dialect that runs a program as SandboxFusion's runner does ("": the
+#: module's own way, where it is SandboxFusion's: `ruby FILE`, `rustc FILE -o BIN`).
+RUN_CODE: dict[str, tuple[str, str]] = {
+    "cpp": ("cpp", "sandboxfusion"),
+    "java": ("java", "sandboxfusion"),
+    "nodejs": ("javascript", "sandboxfusion"),
+    "go": ("go", "sandboxfusion"),
+    "go_test": ("go", "humaneval-x"),  # `go test FILE`, its status deciding, with testify
+    "rust": ("rust", ""),
+    "php": ("php", "sandboxfusion"),
+    "bash": ("bash", ""),
+    "ruby": ("ruby", ""),
+    "lua": ("lua", ""),
+    "perl": ("perl", ""),
+    "R": ("r", ""),
+    "racket": ("racket", ""),
+    "scala": ("scala", "sandboxfusion"),
+    "D_ut": ("d", ""),
+}
 
 
 def packages(names: str) -> str:
@@ -90,6 +110,12 @@ def _dialects(name: str) -> dict[str, Language]:
 def name_of(given: str) -> str | None:
     """codeexec's name of the language a benchmark's file calls `given`, or None where it has none."""
     return _ALIASES.get(given.strip().lower())
+
+
+def run_code_language(name: str) -> Language | None:
+    """The language SandboxFusion calls `name`, as its /run_code runs it; None for one codeexec does not run."""
+    found = RUN_CODE.get(name)
+    return None if found is None else language_of(*found)
 
 
 def language_of(name: str, benchmark: str = "") -> Language:

@@ -29,13 +29,21 @@ def directory() -> Path:
     return get_settings().data_dir / "compiled"
 
 
-def key(toolchain: Toolchain, compile_steps: list[tuple[list[str], dict[str, str]]], file: str, program: str) -> str:
-    """The key of a compile: its toolchain as it is on disk now, its commands, its file and its text."""
+def key(
+    toolchain: Toolchain,
+    compile_steps: list[tuple[list[str], dict[str, str]]],
+    file: str,
+    program: str,
+    beside: dict[str, bytes] | None = None,
+) -> str:
+    """The key of a compile: its toolchain as it is on disk now, its commands, its file and its text, and the
+    files `beside` it (a /run_code request's: a header it includes)."""
     tools = []
     for path in sorted(toolchain.tools.values()):
         found = os.stat(path)
         tools.append([path, found.st_size, found.st_mtime_ns])
-    text = json.dumps([tools, compile_steps, file, program])
+    others = sorted((name, hashlib.sha256(content).hexdigest()) for name, content in (beside or {}).items())
+    text = json.dumps([tools, compile_steps, file, program, *([others] if others else [])])
     return hashlib.sha256(text.encode()).hexdigest()
 
 

@@ -106,4 +106,12 @@ LANGUAGE = Cpp(
 DIALECTS = {
     "mxeval": replace(LANGUAGE, compile=(("g++", "{file}", "-o", "{stem}"),), compile_limit_s=100.0, run_limit_s=10.0),
     "humaneval-x": replace(LANGUAGE, compile=(("g++", "-std=c++11", "{file}", "-o", "{stem}"),)),
+    # SandboxFusion's: OpenSSL's libraries linked where a program includes their headers (it links them
+    # always where the machine has them); its limits are the request's.
+    "sandboxfusion": replace(
+        LANGUAGE,
+        compile=(("g++", "-std=c++17", "{file}", "-o", "test", "-lpthread"),),
+        run=("./test",),
+        artifacts=("test",),
+    ),
 }

@@ -64,7 +64,8 @@ class Go(Language):
             imports = ['\t"testing"'] * test + [f'\t_ "{package}"' for package in libraries]
             body = "func TestCache(t *testing.T) {}" if test else "func main() {}"
             (work / self.file).write_text("package main\n\nimport (\n" + "\n".join(imports) + f"\n)\n\n{body}\n")
-            [(_, argv, env)] = [step for step in Language.steps(self, self.file, toolchain) if step[0] == "run"]
+            # The step that runs the go command: the run (go test, go run), or the compile (go build).
+            [(_, argv, env)] = [step for step in Language.steps(self, self.file, toolchain) if step[1][0] == go]
             env = {name: value.replace("{dir}", str(work)) for name, value in env.items()}
             base = {"PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8", "HOME": str(work), "TMPDIR": str(work)}
             done = subprocess.run(argv, cwd=work, env=base | env | {"GOCACHE": str(directory)}, capture_output=True,
@@ -102,5 +103,17 @@ DIALECTS = {
         reads=(GOCODE, "/usr/include"),  # testify imports net/http: runtime/cgo is built with gcc
         needs=(f"{GOCODE}/src/github.com/stretchr/testify/assert",),
         failed_if=None,
+    ),
+    # SandboxFusion's go: `go build -o out FILE`, then ./out (its go_test is `go test FILE` with testify:
+    # HumanEval-X's way).
+    "sandboxfusion": replace(
+        LANGUAGE,
+        file="main.go",
+        compile=(("go", "build", "-o", "out", "{file}"),),
+        run=("./out",),
+        artifacts=("out",),
+        failed_if=None,
+        syntax_text=None,
+        failed_assertion=None,
     ),
 }

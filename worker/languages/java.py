@@ -41,6 +41,14 @@ class Java(Language):
         return ["-proc:none", *words]
 
 
+@dataclass(frozen=True)
+class Main(Java):
+    """SandboxFusion's Java: the program is Main.java whatever its public class (javac refuses another's)."""
+
+    def file_of(self, program: str) -> str:
+        return self.file
+
+
 LANGUAGE = Java(
     name="java",
     title="Java",
@@ -70,4 +78,12 @@ DIALECTS = {
         run_limit_s=10.0,
     ),
     "humaneval-x": replace(LANGUAGE, main="Main"),
+    "sandboxfusion": Main(
+        **{
+            **vars(LANGUAGE),
+            "main": "Main",
+            "compile": (("javac", "-cp", f".:{JAVATUPLES}", "{file}"),),
+            "run": ("java", "-cp", f".:{JAVATUPLES}", "-ea", "{main}"),
+        }
+    ),
 }

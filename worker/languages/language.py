@@ -106,6 +106,10 @@ class Language:
         """The program's file name (Java's is its public class's)."""
         return self.file
 
+    def text_of(self, program: str) -> str:
+        """The text of the program's file (SandboxFusion's PHP puts a `<?php` tag where it has none)."""
+        return program
+
     def steps(self, file: str, toolchain: Toolchain, program: str = "") -> list[tuple[str, list[str], dict[str, str]]]:
         """("compile" or "run", argv, env) of each step of `program`, in `file`, its tools' paths from
         `toolchain` (env's "{dir}" is the runner's to fill: worker/candidate/stdin_tests.py); Unavailable

@@ -2,7 +2,7 @@
 "PHP Parse error" in stdout, where Debian's php.ini never prints it: it goes to stderr)."""
 
 import re
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 from codeexec.worker.languages.language import Language
 
@@ -17,4 +17,19 @@ LANGUAGE = Language(
     reads=("/etc/php", "/usr/share/php"),
     syntax_text=re.compile(r"PHP Parse error|Parse error: syntax error"),
 )
-DIALECTS = {"mxeval": replace(LANGUAGE, run_limit_s=10.0)}
+
+
+@dataclass(frozen=True)
+class Tagged(Language):
+    """SandboxFusion's PHP: `php -f FILE`, the program's leading blanks gone and a `<?php` tag put first
+    where it does not begin with one (its ensure_php_tag_in_string)."""
+
+    def text_of(self, program: str) -> str:
+        program = program.lstrip()
+        return program if program.startswith("<?php") else f"<?php\n{program}"
+
+
+DIALECTS = {
+    "mxeval": replace(LANGUAGE, run_limit_s=10.0),
+    "sandboxfusion": Tagged(**{**vars(LANGUAGE), "run": ("php", "-f", "{file}")}),
+}

@@ -32,6 +32,20 @@ class Scala(Language):
         return absolute(argv[1:], directory)
 
 
+#: SandboxFusion's Scala runs the program's first object.
+_OBJECT = re.compile(r"object\s+(\w+)")
+
+
+@dataclass(frozen=True)
+class FirstObject(Scala):
+    """SandboxFusion's Scala: `scalac FILE`, then `scala NAME`, NAME the program's first object's."""
+
+    def steps(self, file: str, toolchain: Toolchain, program: str = "") -> list[tuple[str, list[str], dict[str, str]]]:
+        found = _OBJECT.search(program)
+        named = replace(self, main=found[1] if found else self.main)
+        return super(FirstObject, named).steps(file, toolchain, program)
+
+
 LANGUAGE = Scala(
     name="scala",
     title="Scala",
@@ -53,4 +67,7 @@ LANGUAGE = Scala(
     warm_files=("WarmCompiler.java",),
     warm_statuses=frozenset({0, 1}),
 )
-DIALECTS = {"mxeval": replace(LANGUAGE, main="Main", quiet="", compile_limit_s=100.0, run_limit_s=10.0)}
+DIALECTS = {
+    "mxeval": replace(LANGUAGE, main="Main", quiet="", compile_limit_s=100.0, run_limit_s=10.0),
+    "sandboxfusion": FirstObject(**{**vars(LANGUAGE), "main": "Main", "quiet": "", "run": ("scala", "{main}")}),
+}

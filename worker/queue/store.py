@@ -13,7 +13,8 @@ from redis.exceptions import BusyLoadingError, ConnectionError, TimeoutError
 from redis.retry import Retry
 
 from codeexec.protocol import keys
-from codeexec.protocol.models import Problem, RunMeta, Sample, StoredResult, Truth
+from codeexec.protocol.models import Problem, RunMeta, Sample, Truth
+from codeexec.protocol.result import StoredResult
 
 # One atomic step per result: the first write of (run, task, sample) wins; only that write removes the
 # sample from pending and moves the task's n and c and the run's counters. A redelivered or duplicated

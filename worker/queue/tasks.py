@@ -12,8 +12,8 @@ from functools import partial
 from celery.signals import worker_init, worker_process_init
 
 from codeexec.protocol import keys
-from codeexec.protocol.models import Problem, StoredResult
-from codeexec.protocol.result import Outcome, RunResult
+from codeexec.protocol.models import Problem
+from codeexec.protocol.result import Outcome, RunResult, StoredResult
 from codeexec.protocol.settings import get_settings, with_preload
 from codeexec.worker import environments
 from codeexec.worker.judging.context import Context

@@ -1,0 +1,165 @@
+"""/run_code in the languages besides Python (worker/languages/__init__.py, RUN_CODE): a real server, a real
+Valkey, a real Celery worker and the real toolchains, each language run as SandboxFusion's runner runs it
+(its commands, its compile_result and run_result), and a program compiled once for the requests that send
+it again."""
+
+from __future__ import annotations
+
+import base64
+from pathlib import Path
+
+import httpx
+
+from codeexec.worker.languages import RUN_CODE
+from helpers import Server
+
+#: A program in each language that reads a number and prints it and one more, and one that fails an assert.
+PROGRAMS = {
+    "cpp": (
+        "#include <iostream>\nint main() { int n; std::cin >> n; std::cout << n << ' ' << n + 1 << std::endl; }\n",
+        "#include <cassert>\nint main() { assert(1 == 2); return 0; }\n",
+    ),
+    "java": (
+        "import java.util.Scanner;\npublic class Main {\n  public static void main(String[] a) {\n"
+        "    int n = new Scanner(System.in).nextInt();\n    System.out.println(n + \" \" + (n + 1));\n  }\n}\n",
+        "public class Main {\n  public static void main(String[] a) {\n    assert 1 == 2;\n  }\n}\n",
+    ),
+    "nodejs": (
+        "const n = Number(require('fs').readFileSync(0, 'utf8'));\nconsole.log(`${n} ${n + 1}`);\n",
+        "require('assert').strictEqual(1, 2);\n",
+    ),
+    "go": (
+        'package main\nimport "fmt"\nfunc main() { var n int; fmt.Scan(&n); fmt.Println(n, n+1) }\n',
+        'package main\nfunc main() { if 1 != 2 { panic("assertion failed") } }\n',
+    ),
+    "go_test": (
+        'package main\nimport ("testing"; "github.com/stretchr/testify/assert")\n'
+        "func TestP(t *testing.T) { assert.Equal(t, 2, 1+1) }\n",
+        'package main\nimport ("testing"; "github.com/stretchr/testify/assert")\n'
+        "func TestP(t *testing.T) { assert.Equal(t, 3, 1+1) }\n",
+    ),
+    "rust": (
+        "use std::io::Read;\nfn main() { let mut s = String::new(); std::io::stdin().read_to_string(&mut s).unwrap();\n"
+        '  let n: i64 = s.trim().parse().unwrap(); println!("{} {}", n, n + 1); }\n',
+        "fn main() { assert_eq!(1, 2); }\n",
+    ),
+    "php": (
+        '$n = intval(trim(fgets(STDIN)));\necho "$n " . ($n + 1) . "\\n";\n',
+        "<?php\nif (1 != 2) { throw new Exception('assertion failed'); }\n",
+    ),
+    "bash": ('read n\necho "$n $((n + 1))"\n', "[ 1 -eq 2 ] || exit 1\n"),
+    "ruby": ("n = gets.to_i\nputs \"#{n} #{n + 1}\"\n", "raise 'assertion failed' unless 1 == 2\n"),
+    "lua": ('local n = io.read("n")\nprint(n .. " " .. (n + 1))\n', "assert(1 == 2)\n"),
+    "perl": ("my $n = <STDIN>;\nprint \"$n \", $n + 1, \"\\n\";\n", "die 'assertion failed' unless 1 == 2;\n"),
+    "R": ('n <- as.integer(readLines(file("stdin"), n = 1))\ncat(n, n + 1, "\\n")\n', "stopifnot(1 == 2)\n"),
+    "racket": (
+        "#lang racket\n(define n (read))\n(printf \"~a ~a\\n\" n (+ n 1))\n",
+        "#lang racket\n(unless (= 1 2) (error 'assertion \"failed\"))\n",
+    ),
+    "scala": (
+        "object Echo { def main(args: Array[String]): Unit = { val n = scala.io.StdIn.readInt()\n"
+        '  println(s"$n ${n + 1}") } }\n',
+        "object Main { def main(args: Array[String]): Unit = { assert(1 == 2) } }\n",
+    ),
+    "D_ut": (
+        "import std.stdio;\nvoid main() { int n; readf(\" %d\", &n); writeln(n, \" \", n + 1); }\n",
+        "unittest { assert(1 == 2); }\nvoid main() {}\n",
+    ),
+}  # fmt: skip
+
+
+def run_code(url: str, **request: object) -> dict:
+    response = httpx.post(f"{url}/run_code", json={"run_timeout": 30, "compile_timeout": 60, **request}, timeout=300)
+    assert response.status_code == 200, response.text
+    return response.json()
+
+
+def test_every_language_of_the_table_is_tested_here() -> None:
+    assert set(PROGRAMS) == set(RUN_CODE)
+
+
+def test_each_language_runs_as_sandboxfusion_runs_it(service: Server) -> None:
+    for name, (echo, failing) in PROGRAMS.items():
+        if name == "go_test":  # a test file: its report, not its output
+            ok = run_code(service.url, code=echo, language=name)
+            assert ok["status"] == "Success" and "ok" in ok["run_result"]["stdout"], (name, ok)
+        else:
+            ok = run_code(service.url, code=echo, language=name, stdin="41")
+            assert ok["status"] == "Success", (name, ok)
+            assert ok["run_result"]["stdout"].split() == ["41", "42"], (name, ok)
+        assert ok["run_result"]["return_code"] == 0 and ok["run_result"]["execution_time"] > 0, (name, ok)
+        failed = run_code(service.url, code=failing, language=name)
+        assert failed["status"] == "Failed", (name, failed)
+        assert failed["run_result"]["status"] == "Finished" and failed["run_result"]["return_code"] != 0, name
+
+
+def test_a_compile_s_result_and_a_failed_compile(service: Server) -> None:
+    """SandboxFusion's compile_result: a compiled language's whatever its end; a compile that fails is
+    Failed with the compiler's words, and no run."""
+    ok = run_code(service.url, code=PROGRAMS["cpp"][0], language="cpp", stdin="1")
+    assert ok["compile_result"]["status"] == "Finished" and ok["compile_result"]["return_code"] == 0
+    broken = {
+        "cpp": ("int main() { return x; }\n", "error"),
+        "rust": ('fn main() { let x: i32 = "a"; }\n', "error"),
+        "go": ("package main\nfunc main() { x }\n", "undefined: x"),
+        # SandboxFusion's Java is Main.java, whatever the public class: javac refuses another's name.
+        "java": ("public class Solution { public static void main(String[] a) {} }\n", "Solution.java"),
+    }
+    for name, (program, words) in broken.items():
+        failed = run_code(service.url, code=program, language=name)
+        assert failed["status"] == "Failed" and failed["run_result"] is None, (name, failed)
+        assert failed["compile_result"]["status"] == "Finished" and failed["compile_result"]["return_code"] != 0
+        assert words in failed["compile_result"]["stderr"] + failed["compile_result"]["stdout"], (name, failed)
+    assert run_code(service.url, code="echo hi\n", language="bash")["compile_result"] is None
+
+
+def test_time_limits_of_the_run_and_of_the_compile(service: Server) -> None:
+    slow = '#include <unistd.h>\n#include <cstdio>\nint main() { puts("started"); fflush(stdout); sleep(30); }\n'
+    ran = run_code(service.url, code=slow, language="cpp", run_timeout=0.5)
+    assert ran["status"] == "Failed" and ran["run_result"]["status"] == "TimeLimitExceeded"
+    assert ran["run_result"]["return_code"] is None and ran["run_result"]["stdout"] == "started\n"
+    # A compile that cannot end: templates instantiated without end, under a compile limit of a tenth of a second.
+    endless = "template<int N> struct F { enum { v = F<N + 1>::v }; };\nint main() { return F<0>::v; }\n"
+    compiled = run_code(service.url, code=endless, language="cpp", compile_timeout=0.1)
+    assert compiled["status"] == "Failed" and compiled["run_result"] is None
+    assert compiled["compile_result"]["status"] in ("TimeLimitExceeded", "Finished"), compiled
+    if compiled["compile_result"]["status"] == "Finished":  # g++ gave up first: its depth limit
+        assert compiled["compile_result"]["return_code"] != 0
+
+
+def test_files_in_and_out_of_a_compiled_program(service: Server) -> None:
+    program = (
+        '#include <fstream>\n#include <iostream>\n#include "given.h"\n'
+        'int main() { std::ifstream in("data/in.txt"); int n; in >> n;\n'
+        '  std::ofstream("out.txt") << n * FACTOR; std::cout << "done" << std::endl; }\n'
+    )
+    files = {"given.h": b"#define FACTOR 3\n", "data/in.txt": b"14\n"}
+    sent = {path: base64.b64encode(content).decode() for path, content in files.items()}
+    ran = run_code(service.url, code=program, language="cpp", files=sent, fetch_files=["out.txt", "missing.txt"])
+    assert ran["status"] == "Success", ran
+    assert {path: base64.b64decode(data) for path, data in ran["files"].items()} == {"out.txt": b"42"}
+    # Another header under the same name: another compile (a compile's key holds the files beside it).
+    sent["given.h"] = base64.b64encode(b"#define FACTOR 4\n").decode()
+    again = run_code(service.url, code=program, language="cpp", files=sent, fetch_files=["out.txt"])
+    assert base64.b64decode(again["files"]["out.txt"]) == b"56"
+
+
+def test_a_program_sent_again_is_compiled_once(service: Server, tmp_path: Path) -> None:
+    """verl sends a request per test, all for one program: the worker compiles it once (worker/languages/
+    compiled.py keeps what the compile made), and each request runs it on its own input."""
+    program = PROGRAMS["cpp"][0].replace("n + 1", "n + 7")
+    kept = tmp_path / "data" / "compiled"
+    before = set(kept.glob("*/*")) if kept.exists() else set()
+    for given in range(4):
+        ran = run_code(service.url, code=program, language="cpp", stdin=str(given))
+        assert ran["run_result"]["stdout"].split() == [str(given), str(given + 7)]
+        assert ran["compile_result"]["status"] == "Finished" and ran["compile_result"]["return_code"] == 0
+    assert len(set(kept.glob("*/*")) - before) == 1
+
+
+def test_a_language_this_server_does_not_run(service: Server) -> None:
+    julia = run_code(service.url, code="println(1)", language="julia")
+    assert julia["status"] == "SandboxError" and "'julia' is not run by this server" in julia["message"]
+    unknown = httpx.post(f"{service.url}/run_code", json={"code": "x", "language": "cobol"}, timeout=60)
+    assert unknown.status_code == 422
+    assert "this server runs python, pytest, cpp" in unknown.text and "julia" not in unknown.text
