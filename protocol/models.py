@@ -91,6 +91,9 @@ class CaseTests(TestSet):
     arguments), each output the value the entry point must return (worker/judging/calls.py)."""
 
     kind: Literal["stdin", "call"]
+    language: str = Field(
+        "python", min_length=1, description="stdin: the program's language's name in codeexec (worker/languages/)."
+    )
     inputs: list[Any] = Field(min_length=1)
     outputs: list[Any]
     entry_point: str | None = Field(None, description="call: the function (or Solution's method) called.")
@@ -114,6 +117,8 @@ class CaseTests(TestSet):
     def _consistent(self) -> CaseTests:
         if len(self.inputs) != len(self.outputs):
             raise ValueError(f"{len(self.inputs)} inputs but {len(self.outputs)} outputs")
+        if self.language != "python" and self.kind != "stdin":
+            raise ValueError(f"a {self.language} program is judged by stdin tests only, not by calls")
         if self.kind == "stdin":
             for what, items in (("input", self.inputs), ("output", self.outputs)):
                 wrong = next((n for n, item in enumerate(items, 1) if not isinstance(item, str)), None)

@@ -54,7 +54,8 @@ def stdin_tests(*pairs: tuple[str, str], **fields: Any) -> CaseTests:
     return CaseTests(kind="stdin", inputs=[i for i, _ in pairs], outputs=[o for _, o in pairs], **fields)
 
 
-DOUBLE = stdin_tests(("3\n", "6\n"), ("5\n", "10\n"), ("1 2\n", "6\n"))
+DOUBLE_PAIRS = (("3\n", "6\n"), ("5\n", "10\n"), ("1 2\n", "6\n"))
+DOUBLE = stdin_tests(*DOUBLE_PAIRS)
 
 
 # ---- running: a real standard input, a process per test ------------------------------------------------
@@ -567,3 +568,76 @@ def test_the_python_api_runs_competitive_problems(tmp_path: Path, env: dict[str,
         (sample,) = list(run.results())
     assert sample.result is not None and sample.result.verdicts == "WW"
     assert sample.result.score == 0.0 and run.meta.judge_mode == "exact" and run.meta.all_tests
+
+
+# ---- programs in other languages: compiled once, a run per test ------------------------------------------
+
+CPP_DOUBLE = (
+    "#include <bits/stdc++.h>\nint main() { long long s = 0, x; while (std::cin >> x) s += x;\n"
+    "#ifdef ONLINE_JUDGE\n  std::cout << 2 * s << std::endl;\n#endif\n}\n"
+)
+
+
+def test_a_cpp_program_is_compiled_once_and_run_on_each_test() -> None:
+    """Codeforces' -O2 -DONLINE_JUDGE (the program prints only where it is defined); each test a run of its
+    own of the one binary; a wrong answer, a crash, a time-out and a compile error, each test's verdict."""
+    cpp = {"language": "cpp"}
+    assert judge(CPP_DOUBLE, stdin_tests(*DOUBLE_PAIRS, **cpp)).verdicts == [A, A, A]
+    wrong = CPP_DOUBLE.replace("2 * s", "(s == 5 ? 0 : 2 * s)")
+    result = judge(wrong, stdin_tests(*DOUBLE_PAIRS, **cpp), all_tests=True)
+    assert result.verdicts == [A, W, A] and result.detail.startswith("test 2 of 3: wrong_answer")
+    crash = CPP_DOUBLE.replace("s += x;", "s += x; if (x == 5) abort();")
+    assert judge(crash, stdin_tests(*DOUBLE_PAIRS, **cpp)).verdicts == [A, R]
+    endless = CPP_DOUBLE.replace("s += x;", "s += x; volatile int spin = 0; while (x == 5) spin++;")
+    timed = judge(endless, stdin_tests(*DOUBLE_PAIRS, **cpp), time_limit_s=0.5)
+    assert (timed.exit_code, timed.verdicts) == (Outcome.TIMEOUT, [A, T])
+    broken = judge("int main() { return x; }\n", stdin_tests(*DOUBLE_PAIRS, **cpp))
+    assert broken.exit_code is Outcome.SYNTAX_ERROR and "error" in broken.detail and broken.verdicts == [R]
+
+
+def test_a_java_program_is_judged_on_each_test() -> None:
+    java = (
+        "import java.util.*;\npublic class Main {\n  public static void main(String[] a) {\n"
+        "    Scanner in = new Scanner(System.in); long s = 0;\n    while (in.hasNextLong()) s += in.nextLong();\n"
+        "    System.out.println(2 * s);\n  }\n}\n"
+    )
+    assert judge(java, stdin_tests(*DOUBLE_PAIRS, language="java")).verdicts == [A, A, A]
+    broken = judge(java.replace("long s = 0;", "long s = ;"), stdin_tests(*DOUBLE_PAIRS, language="java"))
+    assert broken.exit_code is Outcome.SYNTAX_ERROR and broken.verdicts == [R]
+
+
+def test_only_stdin_tests_take_another_language() -> None:
+    with pytest.raises(ValueError, match="stdin tests only"):
+        CaseTests(kind="call", language="cpp", inputs=[[1]], outputs=[2], entry_point="f")
+
+
+def test_rows_in_another_language_through_eval(tmp_path: Path, env: dict[str, str]) -> None:
+    """A LiveCodeBench-shaped row of one's own that says its language: each sample's answer (its last fenced
+    block, as LiveCodeBench takes it) compiled and run on each test by a real worker; a sample that says it is
+    in another language is refused, as is a language codeexec does not run, naming the file and line."""
+    rows = [lcb_row(question_id="cpp", language="cpp"), lcb_row(question_id="java", language="Java")]
+    problems = write_jsonl(tmp_path / "problems.jsonl", rows)
+    java = (
+        "public class Main { public static void main(String[] a) {\n"
+        "  System.out.println(2 * new java.util.Scanner(System.in).nextInt()); } }"
+    )
+    samples = [
+        {"task_id": "cpp", "generation": f"Here:\n```cpp\n{CPP_DOUBLE}```\n"},
+        {"task_id": "cpp", "generation": f"```cpp\n{CPP_DOUBLE.replace('2 * s', '3 * s')}```"},
+        {"task_id": "java", "generation": f"```java\n{java}\n```"},
+    ]
+    samples_path = write_jsonl(tmp_path / "samples.jsonl", samples)
+    per_sample = tmp_path / "per-sample.jsonl"
+    out = cli(
+        env, "eval", "--problems", str(problems), "--samples", str(samples_path), "--k", "1", "--workers", "2",
+        "--per-sample", str(per_sample),
+    )  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    lines = [json.loads(line) for line in per_sample.open()]
+    assert [(line["passed"], line.get("verdicts")) for line in lines] == [(True, "AA"), (False, "W"), (True, "AA")]
+    wrong = write_jsonl(tmp_path / "wrong.jsonl", [{"task_id": "cpp", "generation": "x", "language": "python"}])
+    refused = cli(env, "eval", "--problems", str(problems), "--samples", str(wrong), "--k", "1", "--workers", "1")
+    assert refused.returncode != 0 and "wrong.jsonl:1" in refused.stderr and "never judged" in refused.stderr
+    cobol = write_jsonl(tmp_path / "cobol.jsonl", [lcb_row(language="cobol")])
+    with pytest.raises(InputError, match=r"cobol\.jsonl:1: .*codeexec does not run it"):
+        load_problems(str(cobol))

@@ -196,14 +196,15 @@ def _problem(record: dict[str, Any], challenge: bool, position: int = 0) -> Prob
     """One problem in whichever of SHAPES the record has (told apart by their test field, and a language
     field other than Python's); `position`: its place in the file (the task_id of a competitive-programming
     shape that has none)."""
-    # First: MBXP's and MultiPL-E's rows of other languages have the shapes of Python's, and are never
-    # judged as Python.
-    shape = programs.shape_of(record)
-    if shape is not None:
-        return programs.problem(record, shape)
+    # The competitive-programming shapes first: their test fields are their own, and a row of one's own
+    # may name its programs' language (competitive.py). Then MBXP's and MultiPL-E's rows of other
+    # languages, which have the shapes of Python's, and are never judged as Python.
     shape = competitive.shape_of(record)
     if shape is not None:
         return competitive.problem(record, shape, position)
+    shape = programs.shape_of(record)
+    if shape is not None:
+        return programs.problem(record, shape)
     shape = testfiles.shape_of(record)
     if shape is not None:
         return testfiles.problem(record, shape)

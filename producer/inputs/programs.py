@@ -88,7 +88,7 @@ def problem(record: dict[str, Any], shape: str) -> Problem:
     if shape == "multipl-e":
         row = _MultiPLE.model_validate(record)
         tests = ProgramTests(
-            language=_language(row.language, shape),
+            language=language_named(row.language, shape),
             tests=row.tests,
             stop_tokens=row.stop_tokens,
             benchmark=shape,
@@ -96,7 +96,7 @@ def problem(record: dict[str, Any], shape: str) -> Problem:
         return Problem(task_id=row.name, prompt=row.prompt, tests=tests)
     if shape == "mbxp":
         mbxp = _MBXP.model_validate(record)
-        language = _language(mbxp.language, "mxeval")
+        language = language_named(mbxp.language, "mxeval")
         tests = ProgramTests(language=language, tests=mbxp.test, joiner="", benchmark="mxeval")
         return Problem(task_id=mbxp.task_id, prompt=mbxp.prompt, tests=tests)
     return _humaneval_x(_HumanEvalX.model_validate(record))
@@ -146,7 +146,7 @@ def _humaneval_x(row: _HumanEvalX) -> Problem:
         prompt, joiner = _RUST_MAIN + row.declaration + prompt, ""
         test = _RAND_04_RANGE.sub(r".gen_range(\1..\2)", test)
     tests = ProgramTests(
-        language=_language(language, "humaneval-x"),
+        language=language_named(language, "humaneval-x"),
         tests=test,
         joiner=joiner,
         benchmark="humaneval-x",
@@ -156,7 +156,7 @@ def _humaneval_x(row: _HumanEvalX) -> Problem:
     return Problem(task_id=row.task_id, prompt=prompt, tests=tests, generation="codegeex")
 
 
-def _language(given: str, benchmark: str) -> str:
+def language_named(given: str, benchmark: str) -> str:
     """codeexec's name of the language a row names; ValueError where codeexec does not run it, or where
     the workers are this machine's (no CODEEXEC_REDIS_URL) and it lacks the toolchain. Workers elsewhere
     say so of theirs (an infra_error naming the package)."""

@@ -12,7 +12,7 @@ from typing import Any
 from codeexec.producer.inputs import completions
 from codeexec.producer.inputs.files import InputError, read_jsonl
 from codeexec.producer.inputs.programs import PYTHON
-from codeexec.protocol.models import Problem, ProgramTests, Sample, SampleKind
+from codeexec.protocol.models import CaseTests, Problem, ProgramTests, Sample, SampleKind
 from codeexec.worker.languages import name_of
 
 #: The field holding the sample's code, by format: human-eval, EvalPlus, raw model output.
@@ -120,7 +120,7 @@ def wrong_language(given: object, problem: Problem) -> str | None:
     if not isinstance(given, str):
         return None
     theirs = "python" if given.strip().lower() in PYTHON else name_of(given)
-    ours = problem.tests.language if isinstance(problem.tests, ProgramTests) else "python"
+    ours = problem.tests.language if isinstance(problem.tests, (ProgramTests, CaseTests)) else "python"
     if theirs == ours:
         return None
     return f"the sample is in {given!r}, and {problem.task_id}'s tests are {ours}'s: never judged in another language"

@@ -20,8 +20,8 @@ assertion_fail; a run out of time is timeout; any other end is error, with the e
 from __future__ import annotations
 
 import base64
-from collections.abc import Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from codeexec.protocol.models import ProgramTests
@@ -72,21 +72,78 @@ class Given:
 def run_in(
     program: str, language: Language, run_limit: float, options: dict[str, object], given: Given | None = None
 ) -> RunResult:
-    """Compile and run `program` in `language`; the run under `run_limit` seconds. A compile whose files are
-    kept (worker/languages/compiled.py) is not made again: its files are put beside the program's; where the
-    language has a compiler kept running (worker/languages/warm.py), it compiles, else the compile's steps.
-    A script's result (`given`) also says how its run ended (RunResult.script, None where it never ran) and
-    its compile (RunResult.compiled), and holds the files it fetched."""
+    """Compile and run `program` in `language`; the run under `run_limit` seconds (prepare() says how it
+    compiles). A script's result (`given`) also says how its run ended (RunResult.script, None where it
+    never ran) and its compile (RunResult.compiled), and holds the files it fetched."""
     script, given = given is not None, given or Given()
+    ready = prepare(program, language, options, given.compile_limit, given.files)
+    if isinstance(ready, RunResult):
+        return ready
+    if isinstance(ready, Failed):
+        return _result(language, ready.runs, ready.ended, script)
+    run = replace(ready.run, limit=run_limit, stdin=given.stdin)
+    done = ready.go([*ready.compiles, run], fetch=given.fetch)
+    return _result(language, [*ready.runs, done[0]], ready.ended + done[1], script)
+
+
+@dataclass(frozen=True)
+class Ready:
+    """A program ready to run: its files (with what its compile made, where that was kept or made before),
+    the compile steps still to run with it (none where it was compiled before: what the compile made is
+    among the files), its run's step (to be given its limit and input), and what its compile did."""
+
+    program: str
+    language: Language
+    files: dict[str, bytes]
+    compiles: list[Step]
+    run: Step
+    runs: list[RunResult]
+    ended: list[tuple[Step, TestEnded]]
+    options: dict[str, object]
+
+    def go(
+        self, steps: list[Step], fetch: Sequence[str] = (), on_run: Callable[[int, TestEnded], bool] | None = None
+    ) -> tuple[RunResult, list[tuple[Step, TestEnded]]]:
+        """Run `steps` (the compiles still to run, then runs of its run step) in one working directory;
+        `on_run(n, test)`: the nth run ended, say whether to go on (else: while each exits with status 0)."""
+        made = self.language.made(self.language.file_of(self.program))
+        return _steps(self.program, self.language, steps, self.files, self.options, fetch, made, on_run)
+
+
+@dataclass(frozen=True)
+class Failed:
+    """A program whose compile failed (or ran out of time): what it did."""
+
+    language: Language
+    runs: list[RunResult]
+    ended: list[tuple[Step, TestEnded]]
+
+    def result(self) -> RunResult:
+        """The program's result: syntax_error with the compiler's message (infra_error: the machine's)."""
+        return _result(self.language, self.runs, self.ended, False)
+
+
+def prepare(
+    program: str,
+    language: Language,
+    options: dict[str, object],
+    compile_limit: float | None = None,
+    beside: dict[str, bytes] | None = None,
+) -> Ready | Failed | RunResult:
+    """`program` in `language` made ready to run, with the files `beside` it: a compile whose files are kept
+    (worker/languages/compiled.py) is not made again, its files put beside the program's; where the language
+    has a compiler kept running (worker/languages/warm.py), it compiles; else its compile's steps run alone
+    where what they make is known (then kept), or go before the run in its working directory. A RunResult
+    where it cannot run here (the toolchain missing: infra_error)."""
+    beside = beside or {}
     toolchain = language.toolchain()
     if isinstance(toolchain, str):  # this worker lacks it: the machine's failure, not the program's
         return _unavailable(language, toolchain)
     program = language.text_of(program)
     file = language.file_of(program)
-    compile_limit = given.compile_limit or language.compile_limit_s
     try:
         steps = [
-            Step(kind, argv, env, compile_limit if kind == "compile" else run_limit, given.stdin * (kind == "run"))
+            Step(kind, argv, env, compile_limit or language.compile_limit_s if kind == "compile" else 0.0)
             for kind, argv, env in language.steps(file, toolchain, program)
         ]
     except Unavailable as missing:
@@ -96,9 +153,10 @@ def run_in(
         "toolchains": list(toolchain.directories),
         "deny_imports": False,  # no Python of the candidate's runs: its steps are other programs
     }
-    files = given.files | {file: program.encode()}
+    files = beside | {file: program.encode()}
     made = language.made(file)
     compiles = [step for step in steps if step.kind == "compile"]
+    [run] = [step for step in steps if step.kind == "run"]
     runs: list[RunResult] = []
     ended: list[tuple[Step, TestEnded]] = []
     kept: dict[str, bytes] | None = None
@@ -107,34 +165,37 @@ def run_in(
         # The language's commands as it says them, not as made for this program: a precompiled header
         # or a prebuilt cache that one compile has and the next has not changes nothing it makes.
         commands = [(list(step), language.env) for step in language.compile]
-        entry = compiled.key(toolchain, commands, file, program, given.files)
+        entry = compiled.key(toolchain, commands, file, program, beside)
         kept = compiled.get(entry, made)
     if kept is None and language.warm and len(compiles) == 1:
         warmed = _warm(language, toolchain, compiles[0], files, options)
         if warmed is not None:
-            run, test, kept = warmed
-            runs.append(run)
+            done, test, kept = warmed
+            runs.append(done)
             ended.append((compiles[0], test))
             if kept is None:
-                return _result(language, runs, ended, script)
+                return Failed(language, runs, ended)
             if made and set(made) <= set(kept):
                 compiled.put(entry, {name: kept[name] for name in made})
     if kept is None and made and compiles:  # compile alone, and read what it made before anything of it runs
-        run, done = _steps(program, language, compiles, files, options, fetch=made)
-        runs.append(run)
-        ended += done
-        if run.exit_code is Outcome.INFRA_ERROR or len(done) < len(compiles) or not _compiled(language, done[-1][1]):
-            return _result(language, runs, ended, script)
-        kept = {name: base64.b64decode(content) for name, content in run.files.items()}
+        done, steps_ended = _steps(program, language, compiles, files, options, fetch=made)
+        runs.append(done)
+        ended += steps_ended
+        if (
+            done.exit_code is Outcome.INFRA_ERROR
+            or len(steps_ended) < len(compiles)
+            or not compile_succeeded(language, steps_ended[-1][1])
+        ):
+            return Failed(language, runs, ended)
+        kept = {name: base64.b64decode(content) for name, content in done.files.items()}
         if set(kept) == set(made):
             compiled.put(entry, kept)
     if kept is not None:
         if not ended and compiles:  # kept from before: a compile that succeeded, and said nothing now
             ended.append((compiles[-1], TestEnded(0, "pass", "", "", 0.0, "", 0, 0.0)))
-        steps = [step for step in steps if step.kind == "run"]
+        compiles = []
         files |= kept
-    run, done = _steps(program, language, steps, files, options, fetch=given.fetch, executable=made)
-    return _result(language, [*runs, run], ended + done, script)
+    return Ready(program, language, files, compiles, run, runs, ended, options)
 
 
 def _unavailable(language: Language, missing: str) -> RunResult:
@@ -156,7 +217,7 @@ def _warm(
     run = RunResult(
         exit_code=Outcome.PASS, score=0.0, passed=0, total=1, duration_s=warmed.wall_s, protections=warmed.protections
     )
-    return run, test, warmed.made if _compiled(language, test) else None
+    return run, test, warmed.made if compile_succeeded(language, test) else None
 
 
 @dataclass(frozen=True)
@@ -166,6 +227,7 @@ class Step:
     env: dict[str, str]
     limit: float
     stdin: bytes = b""
+    cap: int = 0  # what it may print (0: the run's output limit)
 
 
 def _steps(
@@ -176,8 +238,11 @@ def _steps(
     options: dict[str, object],
     fetch: Sequence[str] = (),
     executable: Sequence[str] = (),
+    on_run: Callable[[int, TestEnded], bool] | None = None,
 ) -> tuple[RunResult, list[tuple[Step, TestEnded]]]:
-    """Run `steps` in one candidate's working directory holding `files`: each step that ended, in turn."""
+    """Run `steps` in one candidate's working directory holding `files`: each step that ended, in turn. The
+    next step runs after a compile that succeeded; after a run, where `on_run(n, test)` (the nth run) says so,
+    else where it exited with status 0."""
     config = runner_config(**options)
     given = {
         "steps": [
@@ -185,7 +250,7 @@ def _steps(
                 "argv": step.argv,
                 "env": step.env,
                 "limit": step.limit,
-                "cap": config.output_bytes,
+                "cap": step.cap or config.output_bytes,
                 "data_bytes": config.memory_bytes,
                 "stdin": step.stdin,
             }
@@ -195,16 +260,19 @@ def _steps(
         "ceiling": config.wall_ceiling_factor,
     }
     ended: list[tuple[Step, TestEnded]] = []
+    compiles = sum(step.kind == "compile" for step in steps)
 
     def keep(test: TestEnded) -> bool:
         ended.append((steps[test.index], test))
-        return _compiled(language, test)  # the next step only after a compile that succeeded
+        if on_run is not None and test.index >= compiles:
+            return on_run(test.index - compiles, test)
+        return compile_succeeded(language, test)
 
     limits = options | {
         "memory_bytes": None,  # each step's RLIMIT_DATA instead (above)
         "data_bytes": None,
         # Room for the runner's own lines beside what the steps print, which it caps.
-        "output_bytes": config.output_bytes * len(steps) + 4096,
+        "output_bytes": sum(step.cap or config.output_bytes for step in steps) + 4096,
         "stderr_bytes": config.stderr_bytes * len(steps) + 4096,
     }
     timeout = sum(step.limit for step in steps) + _SLACK_S
@@ -241,7 +309,8 @@ def _result(language: Language, runs: list[RunResult], ended: list[tuple[Step, T
     return result.model_copy(update={"script": end, "compiled": compiled, "files": run.files if ran else {}})
 
 
-def _compiled(language: Language, test: TestEnded) -> bool:
+def compile_succeeded(language: Language, test: TestEnded) -> bool:
+    """Whether a compile step that ended so made what the run needs."""
     return test.ended in ("pass", "killed") and test.status in language.compiled
 
 
@@ -250,7 +319,7 @@ def _verdict(language: Language, kind: str, test: TestEnded) -> tuple[Outcome, s
     if kind == "compile":
         if test.ended == "limit":
             return Outcome.SYNTAX_ERROR, f"the compile {test.detail}"
-        if _compiled(language, test):  # the run never came: the runner stopped
+        if compile_succeeded(language, test):  # the run never came: the runner stopped
             return Outcome.ERROR, "the program was compiled, and did not run"
         return Outcome.SYNTAX_ERROR, f"it does not compile: {_head(test.stderr or test.stdout) or test.detail}"
     if test.ended == "limit":

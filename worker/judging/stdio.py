@@ -15,6 +15,8 @@ goes on (the first failure stops it, unless every test is to run).
 from __future__ import annotations
 
 import marshal
+from collections.abc import Callable
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from codeexec.protocol.models import CaseTests, JudgeMode
@@ -25,6 +27,8 @@ from codeexec.worker.judging.cases import Plan, Tally, wrong
 from codeexec.worker.judging.cases import host_compared as host_compared  # the table's: every output the host's
 from codeexec.worker.judging.cases import in_process as in_process
 from codeexec.worker.judging.outputs import same_stdout
+from codeexec.worker.judging.programs import Failed, compile_succeeded, prepare
+from codeexec.worker.languages import language_of
 from codeexec.worker.process.runner import Harness, run_program
 from codeexec.worker.process.watch import TestEnded
 
@@ -63,6 +67,8 @@ def run_tests(code: str, tests: CaseTests, plan: Plan) -> RunResult:
         tally.add(verdict, detail)
         return verdict is Verdict.ACCEPTED or plan.all_tests
 
+    if tests.language != "python":
+        return _checked(_in_language(code, tests, plan, caps, judge), tests, plan, tally, finished)
     stdio = {
         "prelude": plan.prelude,
         "inputs": marshal.dumps([given.encode() for given in tests.inputs]),
@@ -77,6 +83,12 @@ def run_tests(code: str, tests: CaseTests, plan: Plan) -> RunResult:
     run = run_program(code, Harness("stdin", stdio, prelude=plan.prelude), timeout, on_test=judge, **options)
     if run.exit_code is Outcome.INFRA_ERROR:
         return run.model_copy(update={"total": total})
+    return _checked(run, tests, plan, tally, finished)
+
+
+def _checked(run: RunResult, tests: CaseTests, plan: Plan, tally: Tally, finished: list[tuple[int, str]]) -> RunResult:
+    """The result of the tests that ran in `run`, the checker's verdicts on the outputs of those that ended."""
+    total = len(tests.inputs)
     tally.ran(run)
     if run.exit_code is not Outcome.PASS:  # the runner did not go on: the program does not compile, or worse
         tally.add(Verdict.TIME_LIMIT if run.exit_code is Outcome.TIMEOUT else Verdict.RUNTIME_ERROR, run.detail)
@@ -90,6 +102,30 @@ def run_tests(code: str, tests: CaseTests, plan: Plan) -> RunResult:
             if not accepted:
                 tally.verdicts[index], tally.details[index] = Verdict.WRONG_ANSWER, why
     return tally.result(plan.all_tests)
+
+
+def _in_language(
+    code: str, tests: CaseTests, plan: Plan, caps: list[int], judge: Callable[[TestEnded], bool]
+) -> RunResult:
+    """Run a program in another language on each test's input: compiled once (worker/judging/programs.py,
+    prepare(): kept from before, by a compiler kept running, or as a step), then each test a run of what it
+    made, in a process of its own, under the test's time limit; `judge` is given each as it ends. The run of
+    the tests; a compile that failed, as its syntax_error; the machine's failure, infra_error."""
+    language = language_of(tests.language, "competitive")
+    ready = prepare(code, language, plan.options)
+    if isinstance(ready, RunResult):
+        return ready
+    if isinstance(ready, Failed):
+        return ready.result()
+    runs = [
+        replace(ready.run, limit=plan.time_limit_s, stdin=given.encode(), cap=cap)
+        for given, cap in zip(tests.inputs, caps, strict=True)
+    ]
+    run, ended = ready.go([*ready.compiles, *runs], on_run=lambda n, test: judge(replace(test, index=n)))
+    compiles = [(step, test) for step, test in ended if step.kind == "compile"]
+    if len(compiles) < len(ready.compiles) or not all(compile_succeeded(language, test) for _, test in compiles):
+        return Failed(language, [run], compiles).result()  # compiled in the tests' run (no kept files): it failed
+    return run
 
 
 def ended(test: TestEnded, mode: JudgeMode) -> tuple[Verdict | None, str]:

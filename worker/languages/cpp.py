@@ -41,7 +41,8 @@ class Cpp(Language):
         steps = []
         for kind, argv, env in found:
             if kind == "compile":
-                flags = [word for word in argv[1:] if word.startswith("-std=")]
+                # Those that must be the header's too, for gcc to take it (it ignores one made otherwise).
+                flags = [word for word in argv[1:] if word.startswith(("-std=", "-O", "-D"))]
                 header = precompiled(argv[0], flags, leading_includes(program))
                 argv = [argv[0], *(["-include", header] if header else []), *argv[1:], *linked]
             steps.append((kind, argv, env))
@@ -106,6 +107,10 @@ LANGUAGE = Cpp(
 DIALECTS = {
     "mxeval": replace(LANGUAGE, compile=(("g++", "{file}", "-o", "{stem}"),), compile_limit_s=100.0, run_limit_s=10.0),
     "humaneval-x": replace(LANGUAGE, compile=(("g++", "-std=c++11", "{file}", "-o", "{stem}"),)),
+    # Competitive programming's: Codeforces' (and open-r1's judging of it) -O2 and ONLINE_JUDGE.
+    "competitive": replace(
+        LANGUAGE, compile=(("g++", "-O2", "-std=c++17", "-DONLINE_JUDGE", "{file}", "-o", "{stem}"),)
+    ),
     # SandboxFusion's: OpenSSL's libraries linked where a program includes their headers (it links them
     # always where the machine has them); its limits are the request's.
     "sandboxfusion": replace(

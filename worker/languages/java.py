@@ -78,6 +78,12 @@ DIALECTS = {
         run_limit_s=10.0,
     ),
     "humaneval-x": replace(LANGUAGE, main="Main"),
+    # Competitive programming's: the public class's own name; Codeforces' deep stack and ONLINE_JUDGE.
+    "competitive": replace(
+        LANGUAGE,
+        compile=(("javac", "-encoding", "UTF8", "{file}"),),
+        run=("java", "-Xss64m", "-DONLINE_JUDGE=true", "-cp", ".", "{stem}"),
+    ),
     "sandboxfusion": Main(
         **{
             **vars(LANGUAGE),
