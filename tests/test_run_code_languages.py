@@ -5,10 +5,12 @@ it again."""
 
 from __future__ import annotations
 
+import asyncio
 import base64
 from pathlib import Path
 
 import httpx
+import pytest
 
 from codeexec.worker.languages import RUN_CODE
 from helpers import Server
@@ -163,3 +165,53 @@ def test_a_language_this_server_does_not_run(service: Server) -> None:
     unknown = httpx.post(f"{service.url}/run_code", json={"code": "x", "language": "cobol"}, timeout=60)
     assert unknown.status_code == 422
     assert "this server runs python, pytest, cpp" in unknown.text and "julia" not in unknown.text
+
+
+def test_a_batch_takes_a_language_per_sample(service: Server) -> None:
+    """One test set, samples in Python, C++ and Java: each judged in its own language (compiled once, a run
+    per test); a compile error is verl's -4 on every test; a language codeexec does not run, or a call-based
+    set for a compiled program, is a 422 that queues nothing."""
+    double = {"inputs": ["3\n", "5\n"], "outputs": ["6\n", "10\n"]}
+    cpp = "#include <iostream>\nint main() { long long x; std::cin >> x; std::cout << 2 * x << std::endl; }\n"
+    java = "public class Main { public static void main(String[] a) {\n" \
+        "  System.out.println(2 * new java.util.Scanner(System.in).nextInt()); } }\n"  # fmt: skip
+    samples = [
+        {"code": "print(2 * int(input()))", "id": "py"},
+        {"code": cpp, "language": "cpp", "id": "cpp"},
+        {"code": cpp.replace("2 * x", "(x == 5 ? 0 : 2 * x)"), "language": "c++", "id": "cpp-wrong"},
+        {"code": java, "language": "java", "id": "java"},
+        {"code": "int main() { return x; }", "language": "cpp", "id": "cpp-broken"},
+    ]
+    body = {"tests": {"default": double}, "samples": samples, "extract": "none", "stream": False}
+    response = httpx.post(f"{service.url}/v1/batch", json=body, timeout=300)
+    assert response.status_code == 200, response.text
+    lines = {line["id"]: line for line in response.json()["results"]}
+    assert {name: lines[name]["results"] for name in lines} == {
+        "py": [True, True], "cpp": [True, True], "cpp-wrong": [True, False], "java": [True, True],
+        "cpp-broken": [-4, -4],
+    }  # fmt: skip
+    assert lines["cpp-broken"]["status"] == "syntax_error" and "error" in lines["cpp-broken"]["detail"]
+    for bad, said in (({"language": "cobol"}, "not a language codeexec runs"), ({"language": "cpp"}, "fn_name")):
+        sets = {"default": {"inputs": [[1]], "outputs": [2], "fn_name": "f"}} if "fn_name" in said else body["tests"]
+        refused = httpx.post(
+            f"{service.url}/v1/batch", json={"tests": sets, "samples": [{"code": "x", **bad}]}, timeout=60
+        )
+        assert refused.status_code == 422 and said in refused.text, refused.text
+
+
+def test_verl_s_and_trl_s_hooks_take_a_language(service: Server, monkeypatch: pytest.MonkeyPatch) -> None:
+    from codeexec.producer.service.client import compute_score, trl_reward
+
+    truth = {"inputs": ["3\n", "5\n"], "outputs": ["6\n", "10\n"]}
+    cpp = "```cpp\n#include <iostream>\nint main() { int x; std::cin >> x; std::cout << 2 * x << std::endl; }\n```"
+    scores = compute_score(
+        data_sources=["codecontests"] * 3,
+        solution_strs=[cpp, "```python\nprint(2 * int(input()))\n```", cpp],
+        ground_truths=[truth] * 3,
+        extra_infos=[{"language": "cpp"}, {}, {}],  # the last one is judged as Python: it is no Python program
+        url=service.url,
+    )
+    assert scores == [1.0, 1.0, 0.0]
+    monkeypatch.setenv("CODEEXEC_SERVE_URL", service.url)
+    rewards = asyncio.run(trl_reward([cpp, cpp], ground_truth=[truth, truth], language=["cpp", "python"]))
+    assert rewards == [1.0, 0.0]

@@ -25,12 +25,14 @@ from typing import Any, Literal
 
 from fastapi import FastAPI, HTTPException
 from fastapi.responses import JSONResponse, StreamingResponse
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from codeexec.producer.inputs.programs import PYTHON
 from codeexec.producer.service.dispatch import Dispatch, Overloaded
 from codeexec.protocol import keys
 from codeexec.protocol.models import CaseTests, JudgeMode, Problem, Sample, SampleKind
 from codeexec.protocol.result import Outcome, StoredResult
+from codeexec.worker.languages import LANGUAGES, name_of
 
 MAX_SAMPLES = 100_000
 VERL_TESTS = 10  # verl's continuous score counts the first ten tests
@@ -59,6 +61,19 @@ class BatchSample(BaseModel):
     code: str = Field(description="A model's answer (its code is extracted as `extract` says) or a program.")
     tests: str = Field("default", description="The name of its test set in the batch's `tests`.")
     id: str | None = Field(None, description="The client's name for it, given back in its result.")
+    language: str = Field(
+        "python", description="Its program's language: python, or another codeexec runs (docs/competitive.md)."
+    )
+
+    @field_validator("language")
+    @classmethod
+    def _a_language(cls, language: str) -> str:
+        if language.strip().lower() in PYTHON:
+            return "python"
+        name = name_of(language)
+        if name is None:
+            raise ValueError(f"{language!r} is not a language codeexec runs (it runs python, {', '.join(LANGUAGES)})")
+        return name
 
 
 class BatchRequest(BaseModel):
@@ -87,7 +102,15 @@ class BatchRequest(BaseModel):
         for at, sample in enumerate(self.samples):
             if sample.tests not in self.tests:
                 raise ValueError(f"samples[{at}]: no test set named {sample.tests!r} (sets: {sorted(self.tests)})")
+            if sample.language != "python" and self.tests[sample.tests].fn_name is not None:
+                raise ValueError(f"samples[{at}]: a {sample.language} program takes stdin tests, not calls of fn_name")
         return self
+
+
+def group(set_name: str, language: str) -> str:
+    """What a batch's samples of one test set in one language are: a task of their own (its tests are
+    judged in that language)."""
+    return set_name if language == "python" else f"{set_name}\x00{language}"
 
 
 class BatchRecord(BaseModel):
@@ -96,18 +119,22 @@ class BatchRecord(BaseModel):
     batch_id: str
     created: float
     score: Literal["binary", "fraction", "verl"]
-    sets: dict[str, str] = Field(description="Test set name -> its task's id.")
-    samples: list[tuple[str, int, str | None]] = Field(description="(set, index in its task, id), in request order.")
+    sets: dict[str, str] = Field(description="Test set name (and language: group()) -> its task's id.")
+    samples: list[tuple[str, int, str | None]] = Field(
+        description="(set and language: group(), index in its task, id), in request order."
+    )
 
 
-def case_tests(tests: TestSet, request: BatchRequest) -> CaseTests:
-    """The competitive-programming judge's tests of a set; ValueError says what is wrong with it."""
+def case_tests(tests: TestSet, request: BatchRequest, language: str = "python") -> CaseTests:
+    """The competitive-programming judge's tests of a set, for programs in `language`; ValueError says
+    what is wrong with it."""
     inputs = tests.inputs
     if tests.fn_name is not None:
         inputs = [_arguments(given) for given in inputs]
     memory = tests.memory_limit_MB or request.memory_limit_MB
     return CaseTests(
         kind="stdin" if tests.fn_name is None else "call",
+        language=language,
         inputs=inputs,
         outputs=tests.outputs,
         entry_point=tests.fn_name,
@@ -128,10 +155,12 @@ def _arguments(given: Any) -> Any:
 
 def sample_line(record: BatchRecord, position: int, stored: StoredResult) -> dict[str, Any]:
     """A sample's result line."""
-    set_name, _, sample_id = record.samples[position]
+    grouped, _, sample_id = record.samples[position]
+    set_name, _, language = grouped.partition("\x00")
     results: list[bool | int] = [_CODES[letter] for letter in stored.verdicts]
-    if stored.exit_code is Outcome.SYNTAX_ERROR and record.score != "binary":
-        results = [-2] * stored.total  # every test would fail so, as `python FILE` fails
+    if stored.exit_code is Outcome.SYNTAX_ERROR:
+        # Every test would fail so: as `python FILE` fails (-2), or as a compile fails, verl's -4.
+        results = [-4 if language else -2] * (stored.total if record.score != "binary" else 1)
     if record.score == "verl":
         counted = results[:VERL_TESTS] + [False] * (min(stored.total, VERL_TESTS) - len(results[:VERL_TESTS]))
         score = sum(code is True for code in counted) / len(counted) if counted else 0.0
@@ -226,20 +255,25 @@ async def _store(dispatch: Dispatch, batch_id: str, request: BatchRequest) -> Ba
     sets: dict[str, str] = {}
     tasks: list[tuple[str, Problem, list[Sample]]] = []
     kind = SampleKind.SOLUTION if request.extract == "none" else SampleKind.GENERATION
+    groups = {(s.tests, s.language): None for s in request.samples}
     for name, tests in request.tests.items():
-        try:
-            cases = case_tests(tests, request)
-        except (ValueError, ValidationError) as exc:
-            raise HTTPException(422, f"tests[{name!r}]: {exc}") from None
-        task_id = sets[name] = f"{batch_id}/{secrets.token_hex(4)}"
-        samples = [Sample(kind=kind, text=s.code) for s in request.samples if s.tests == name]
-        if samples:
-            tasks.append((task_id, Problem(task_id=task_id, tests=cases), samples))
+        for language in dict.fromkeys([*(lang for set_name, lang in groups if set_name == name), "python"]):
+            try:
+                cases = case_tests(tests, request, language)
+            except (ValueError, ValidationError) as exc:
+                raise HTTPException(422, f"tests[{name!r}]: {exc}") from None
+            task_id = sets[group(name, language)] = f"{batch_id}/{secrets.token_hex(4)}"
+            samples = [
+                Sample(kind=kind, text=s.code) for s in request.samples if (s.tests, s.language) == (name, language)
+            ]
+            if samples:
+                tasks.append((task_id, Problem(task_id=task_id, tests=cases), samples))
     indices: dict[str, int] = {}
     placed = []
     for sample in request.samples:
-        placed.append((sample.tests, indices.setdefault(sample.tests, 0), sample.id))
-        indices[sample.tests] += 1
+        grouped = group(sample.tests, sample.language)
+        placed.append((grouped, indices.setdefault(grouped, 0), sample.id))
+        indices[grouped] += 1
     record = BatchRecord(batch_id=batch_id, created=time.time(), score=request.score, sets=sets, samples=placed)
     kept = await dispatch.aio.set(
         keys.batch(dispatch.run, batch_id), record.model_dump_json(), nx=True, ex=int(dispatch.keep_s)

@@ -54,7 +54,7 @@ class ServiceClient:
         self, samples: Sequence[str | dict[str, Any]], tests: dict[str, Any], **options: Any
     ) -> AsyncIterator[dict[str, Any]]:
         """Each sample's result line as it finishes (producer/service/batch.py says what it holds). `samples`: codes,
-        or {"code", "tests", "id"}; `tests`: test sets by name (a sample without "tests" is scored on
+        or {"code", "tests", "id", "language"}; `tests`: test sets by name (a sample without "tests" is scored on
         "default"); `options`: the batch's (score, mode, extract, time_limit_s, memory_limit_MB, batch_id).
         A connection that drops is re-attached by the batch's id: no result is lost or run twice."""
         batch_id = options.pop("batch_id", None) or f"c-{secrets.token_hex(8)}"
@@ -105,14 +105,20 @@ def _raise_for(response: httpx.Response) -> None:
 
 
 async def score_batch(
-    codes: Sequence[str], ground_truths: Sequence[Any], url: str | None = None, **options: Any
+    codes: Sequence[str],
+    ground_truths: Sequence[Any],
+    url: str | None = None,
+    languages: Sequence[str | None] | None = None,
+    **options: Any,
 ) -> list[float]:
     """The score of each code against its ground truth (verl's and APPS' {"inputs", "outputs", "fn_name"?},
-    a dict or its JSON text), in one batch: identical ground truths are one test set, sent once."""
+    a dict or its JSON text), in one batch: identical ground truths are one test set, sent once. `languages`:
+    each code's (None: Python's)."""
     sets: dict[str, str] = {}
     tests: dict[str, Any] = {}
     samples = []
-    for code, truth in zip(codes, ground_truths, strict=True):
+    languages = languages or [None] * len(codes)
+    for code, truth, language in zip(codes, ground_truths, languages, strict=True):
         text = truth if isinstance(truth, str) else json.dumps(truth, sort_keys=True)
         name = sets.setdefault(text, f"t{len(sets)}")
         if name not in tests:
@@ -123,7 +129,7 @@ async def score_batch(
                     "verl's sandbox_fusion scorer sends these to /run_code, which runs them"
                 )
             tests[name] = {key: found[key] for key in ("inputs", "outputs", "fn_name") if found.get(key) is not None}
-        samples.append({"code": code, "tests": name})
+        samples.append({"code": code, "tests": name, **({"language": language} if language else {})})
     async with ServiceClient(url or os.environ.get(URL_VARIABLE, DEFAULT_URL)) as client:
         lines = await client.score(samples, tests, **options)
     return [line["score"] for line in lines]
@@ -140,14 +146,16 @@ def compute_score(
     """verl's batch reward function (BatchRewardManager: reward.custom_reward_function.path = this file's
     path, name = compute_score): verl's continuous score of each solution (the fraction of its first ten
     tests passed), every test judged as verl's sandbox_fusion judge compares (exact, after trailing
-    newlines). `url`: the service's (else CODEEXEC_SERVE_URL's); `options` go to the batch (score, mode,
-    time_limit_s, ...)."""
-    return asyncio.run(score_batch(solution_strs, ground_truths, url, **options))
+    newlines); a solution in another language than Python where its extra_info says so ("language").
+    `url`: the service's (else CODEEXEC_SERVE_URL's); `options` go to the batch (score, mode, time_limit_s,
+    ...)."""
+    languages = [info.get("language") if isinstance(info, dict) else None for info in extra_infos or ()]
+    return asyncio.run(score_batch(solution_strs, ground_truths, url, languages or None, **options))
 
 
 async def trl_reward(completions: Sequence[Any], ground_truth: Sequence[Any], **columns: Any) -> list[float]:
     """A TRL GRPOTrainer reward function (async: TRL awaits its reward functions together): the dataset's
-    `ground_truth` column holds each prompt's tests; a conversational completion's last message is the
-    answer."""
+    `ground_truth` column holds each prompt's tests, a `language` column (where there is one) each answer's
+    language; a conversational completion's last message is the answer."""
     answers = [c[-1]["content"] if isinstance(c, list) else c for c in completions]
-    return await score_batch(answers, ground_truth)
+    return await score_batch(answers, ground_truth, languages=columns.get("language"))

@@ -78,11 +78,12 @@ DIALECTS = {
         run_limit_s=10.0,
     ),
     "humaneval-x": replace(LANGUAGE, main="Main"),
-    # Competitive programming's: the public class's own name; Codeforces' deep stack and ONLINE_JUDGE.
+    # Competitive programming's: the public class's own name, and Codeforces' ONLINE_JUDGE (not its -Xss64m:
+    # every thread of the JVM's takes that stack, and a few of them fill a 1 GiB memory limit).
     "competitive": replace(
         LANGUAGE,
         compile=(("javac", "-encoding", "UTF8", "{file}"),),
-        run=("java", "-Xss64m", "-DONLINE_JUDGE=true", "-cp", ".", "{stem}"),
+        run=("java", "-DONLINE_JUDGE=true", "-cp", ".", "{stem}"),
     ),
     "sandboxfusion": Main(
         **{
