@@ -66,3 +66,25 @@ def test_the_progress_callback_is_told_the_end_even_of_a_run_done_before_it_was_
     told: list[tuple[int, int]] = []
     display.wait_for(client, "r", show=False, on_progress=lambda done, total: told.append((done, total)))
     assert told == [(2, 2)]
+
+
+@pytest.mark.parametrize("done_before", [True, False])
+def test_a_restart_after_the_run_was_submitted_is_said_however_soon(
+    done_before: bool, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # The server was restarted after the run was submitted, before its watch first asked who serves (a busy
+    # machine: CI, once): the watch compares with the server that took the run, and says so, run done or not.
+    client = fakeredis.FakeRedis(decode_responses=True)
+    store_meta(client, "r", n_samples=2, n_tasks=1)
+    client.hset(keys.stats("r"), keys.DONE, 2 if done_before else 1)
+
+    def poll(_: float) -> None:
+        client.hset(keys.stats("r"), keys.DONE, 2)
+
+    monkeypatch.setattr(display, "time", SimpleNamespace(monotonic=time.monotonic, sleep=poll))
+    monkeypatch.setattr(display, "server_id", lambda _: "the one started again")
+    display.wait_for(client, "r", show=False, serving="the one that took the run")
+    said = capsys.readouterr().err
+    assert said.count("was restarted; the run goes on, nothing is lost") == 1, said
+    display.wait_for(client, "r", show=False, serving="the one started again")
+    assert "restarted" not in capsys.readouterr().err

@@ -272,12 +272,13 @@ def cmd_eval(args: argparse.Namespace) -> int:
     problems, samples, meta = _prepare(args)
     settings = get_settings()
     with backend(settings, args.workers, run_jobs=True) as client:
-        submit(client, problems, samples, meta, settings.batch_size)
-        from codeexec.producer.entry.display import stderr, wait_for
+        from codeexec.producer.entry.display import server_id, stderr, wait_for
 
+        serving = server_id(client)  # a restart once the run is submitted is said, however soon it comes
+        submit(client, problems, samples, meta, settings.batch_size)
         stderr.print(f"run [bold]{meta.run}[/]: {meta.n_samples} samples over {meta.n_tasks} tasks")
         try:
-            wait_for(client, meta.run, show=not args.json)
+            wait_for(client, meta.run, show=not args.json, serving=serving)
         except KeyboardInterrupt:
             stderr.print(f"interrupted; nothing is lost: [bold]codeexec status {meta.run} --wait[/] carries on")
             raise

@@ -91,7 +91,11 @@ def print_workers(client: redis.Redis, listed: list[Worker]) -> None:
 
 
 def wait_for(
-    client: redis.Redis, run: str, show: bool = True, on_progress: Callable[[int, int], object] | None = None
+    client: redis.Redis,
+    run: str,
+    show: bool = True,
+    on_progress: Callable[[int, int], object] | None = None,
+    serving: str | None = None,
 ) -> None:
     """Block until every sample of the run has a result, showing a progress bar with rate and ETA
     (`show`), and telling `on_progress` (done, total) as it moves.
@@ -99,18 +103,20 @@ def wait_for(
     If the run stops moving while no job is queued or held by a worker (a Redis that lost its last
     second of writes can lose jobs), the samples still pending are enqueued again; the record script
     makes any duplicate harmless. A Redis that was restarted meanwhile (the private Valkey, started again
-    by whoever keeps it: producer/local/valkey.py) is said in one line, and looked at for such samples at once.
+    by whoever keeps it: producer/local/valkey.py) is said in one line, and looked at for such samples at once:
+    restarted since `serving` (server_id() before the run was submitted), else since the wait began.
     If Redis cannot be reached for longer than the client retries, the error says how to carry on.
     """
     try:
-        _wait(client, run, show, on_progress)
+        _wait(client, run, show, on_progress, server_id(client) if serving is None else serving)
     except redis.ConnectionError as exc:
         raise redis.ConnectionError(unreachable(client, run, exc)) from None
 
 
-def _wait(client: redis.Redis, run: str, show: bool, on_progress: Callable[[int, int], object] | None) -> None:
+def _wait(
+    client: redis.Redis, run: str, show: bool, on_progress: Callable[[int, int], object] | None, server: str
+) -> None:
     done, total = runs.progress(client, run)
-    server = _server_id(client)
     columns = (
         TextColumn("[bold]{task.description}"),
         BarColumn(),
@@ -127,13 +133,16 @@ def _wait(client: redis.Redis, run: str, show: bool, on_progress: Callable[[int,
         warned_alone = False
         stall_s = _STALL_S
         pause = _FIRST_POLL_S
-        if on_progress is not None and done >= total:  # done before it was first looked at: said once
-            on_progress(done, total)
+        if done >= total:  # done before it was first looked at: said once
+            if on_progress is not None:
+                on_progress(done, total)
+            if server_id(client) != server:
+                stderr.print(f"[yellow]{restarted(client)}; the run goes on, nothing is lost")
         while done < total:
             time.sleep(pause)
             pause = min(2 * pause, _POLL_S)
             done, total = runs.progress(client, run)
-            if (now_serving := _server_id(client)) != server:
+            if (now_serving := server_id(client)) != server:
                 server = now_serving
                 stderr.print(f"[yellow]{restarted(client)}; the run goes on, nothing is lost")
                 stall_s = _STALL_AFTER_RESTART_S  # what its last second lost is sent again soon
@@ -157,7 +166,7 @@ def _wait(client: redis.Redis, run: str, show: bool, on_progress: Callable[[int,
                 return
 
 
-def _server_id(client: redis.Redis) -> str:
+def server_id(client: redis.Redis) -> str:
     """The server's run id: a new one each time it starts ("" where INFO is refused, as an ACL may)."""
     try:
         return str(client.info("server").get("run_id", ""))
