@@ -58,6 +58,8 @@ NEEDS = [
         for package in ("librust-rand-dev", "librust-regex+default-dev", "librust-md5-dev")
     ),
     Need("bash", "bash", LANGUAGES, "Bash"),
+    Need("iverilog", "iverilog", LANGUAGES, "Verilog"),
+    Need("junit5", "/usr/share/java/junit-platform-console-standalone.jar", LANGUAGES, "SandboxFusion's junit"),
     Need("php-cli", "php", LANGUAGES, "PHP"),
     Need("ruby", "ruby", LANGUAGES, "Ruby"),
     Need("ruby-test-unit", "/usr/share/rubygems-integration/all/specifications", LANGUAGES, "MultiPL-E's Ruby tests"),

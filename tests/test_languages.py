@@ -93,6 +93,9 @@ PROGRAMS: dict[str, tuple[str, str, Outcome, str]] = {
                Outcome.ASSERTION_FAIL, "class P {"),
     "d": ("unittest { assert(1 + 1 == 2); }\nvoid main() {}\n", "unittest { assert(1 + 1 == 3); }\nvoid main() {}\n",
           Outcome.ASSERTION_FAIL, "void main( {"),
+    "verilog": ("module tb; initial begin if (1 + 1 != 2) $fatal(1, \"no\"); $finish; end endmodule\n",
+                "module tb; initial begin if (1 + 1 != 3) $fatal(1, \"no\"); $finish; end endmodule\n", Outcome.ERROR,
+                "module tb; initial begin x = ; end endmodule\n"),
 }  # fmt: skip
 
 
@@ -545,7 +548,10 @@ def test_the_worker_image_s_build_argument_installs_the_languages_packages() -> 
     """The Dockerfile's LANGUAGES argument asks the languages' table for their packages, as a user's names."""
     dockerfile = (ROOT / "Dockerfile").read_text()
     asked = dockerfile.split('packages=$(python -c "', 1)[1].split('")', 1)[0]
-    for names, expected in (("all", packages("all")), ("cpp java", "g++ openjdk-17-jdk-headless libjavatuples-java")):
+    for names, expected in (
+        ("all", packages("all")),
+        ("cpp java", "g++ openjdk-17-jdk-headless libjavatuples-java junit5"),
+    ):
         done = subprocess.run(
             [sys.executable, "-c", asked.replace("$LANGUAGES", names)], capture_output=True, text=True
         )

@@ -28,6 +28,7 @@ from codeexec.worker.languages import (
     rust,
     scala,
     typescript,
+    verilog,
 )
 from codeexec.worker.languages.language import Language
 
@@ -49,6 +50,7 @@ MODULES: tuple[ModuleType, ...] = (
     scala,
     csharp,
     d,
+    verilog,
 )
 #: Each language by its name.
 LANGUAGES: dict[str, Language] = {module.LANGUAGE.name: module.LANGUAGE for module in MODULES}
@@ -77,6 +79,8 @@ RUN_CODE: dict[str, tuple[str, str]] = {
     "racket": ("racket", ""),
     "scala": ("scala", "sandboxfusion"),
     "D_ut": ("d", ""),
+    "junit": ("java", "junit"),
+    "verilog": ("verilog", ""),
 }
 
 

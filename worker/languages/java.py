@@ -18,6 +18,8 @@ from codeexec.worker.languages.language import Language, absolute
 
 #: Debian's libjavatuples-java: MultiPL-E's javatuples-1.2.jar.
 JAVATUPLES = "/usr/share/java/javatuples.jar"
+#: Debian's junit5: JUnit's console launcher with JUnit Jupiter in one jar (SandboxFusion's junit's 1.8.2).
+JUNIT = "/usr/share/java/junit-platform-console-standalone.jar"
 _CLASS_PATH = ("-cp", "-classpath", "--class-path")
 _PUBLIC_CLASS = re.compile(r"^\s*public\s+(?:final\s+)?class\s+(\w+)", re.MULTILINE)
 
@@ -84,6 +86,16 @@ DIALECTS = {
         LANGUAGE,
         compile=(("javac", "-encoding", "UTF8", "{file}"),),
         run=("java", "-DONLINE_JUDGE=true", "-cp", ".", "{stem}"),
+    ),
+    # SandboxFusion's junit: the program's public class's file (else Main.java), compiled with JUnit on the
+    # class path, then JUnit's console launcher runs every test class it finds.
+    "junit": replace(
+        LANGUAGE,
+        package=f"{LANGUAGE.package} junit5",
+        needs=(JUNIT,),
+        main="Main",
+        compile=(("javac", "-cp", f".:{JUNIT}", "{file}"),),
+        run=("java", "-jar", JUNIT, "--class-path", f".:{JUNIT}", "--scan-class-path"),
     ),
     "sandboxfusion": Main(
         **{
