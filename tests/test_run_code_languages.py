@@ -91,6 +91,7 @@ def test_every_language_of_the_table_is_tested_here() -> None:
     assert set(PROGRAMS) == set(RUN_CODE)
 
 
+@pytest.mark.once  # the toolchains' work, the same under every Python
 def test_each_language_runs_as_sandboxfusion_runs_it(service: Server) -> None:
     for name, (echo, failing) in PROGRAMS.items():
         if name in ("go_test", "junit"):  # a test file: its report, not its output
@@ -107,6 +108,7 @@ def test_each_language_runs_as_sandboxfusion_runs_it(service: Server) -> None:
         assert failed["run_result"]["status"] == "Finished" and failed["run_result"]["return_code"] != 0, name
 
 
+@pytest.mark.once  # the toolchains' work, the same under every Python
 def test_a_compile_s_result_and_a_failed_compile(service: Server) -> None:
     """SandboxFusion's compile_result: a compiled language's whatever its end; a compile that fails is
     Failed with the compiler's words, and no run."""
