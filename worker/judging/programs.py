@@ -15,6 +15,10 @@ that reserve address space up front: the JVM, Node, Go).
 Outcomes: a compile that fails (or runs out of time) is syntax_error, with the compiler's message; a run
 that exits 0 passes; one whose output says an assertion failed (the language's failed_assertion) is
 assertion_fail; a run out of time is timeout; any other end is error, with the end of its stderr.
+
+prepare() is the one way a program in another language is compiled, whoever runs it: a benchmark's
+program here (run_in()), a /run_code script (worker/judging/script.py: run_in() with what it is Given),
+and a competitive program's stdin tests (worker/judging/stdio.py: a run of what the compile made per test).
 """
 
 from __future__ import annotations
