@@ -229,3 +229,23 @@ def test_verl_s_and_trl_s_hooks_take_a_language(service: Server, monkeypatch: py
     monkeypatch.setenv("CODEEXEC_SERVE_URL", service.url)
     rewards = asyncio.run(trl_reward([cpp, cpp], ground_truth=[truth, truth], language=["cpp", "python"]))
     assert rewards == [1.0, 0.0]
+
+
+def test_a_toolchain_a_worker_lacks_is_a_sandbox_error_naming_its_package(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The worker's side (its toolchain lacking: the machine's failure, infra_error, with the package to
+    install) and the server's answer to it (SandboxError, saying so)."""
+    from codeexec.producer.service.app import run_code_response
+    from codeexec.protocol.models import Script
+    from codeexec.protocol.result import Outcome, StoredResult
+    from codeexec.worker.judging import script
+    from codeexec.worker.languages import language as language_module
+
+    monkeypatch.setattr(language_module.shutil, "which", lambda tool, path=None: None)
+    language_module._found.clear()
+    try:
+        result = script.run_other("print(1)", Script(language="lua", file="tmp.py", time_limit_s=5), {})
+    finally:
+        language_module._found.clear()
+    assert result.exit_code is Outcome.INFRA_ERROR and "install lua5.4" in result.detail
+    answer = run_code_response(StoredResult.from_run(result))
+    assert answer.status == "SandboxError" and "install lua5.4" in answer.message
