@@ -49,20 +49,26 @@ def test_a_run_that_stops_moving_is_repaired_whether_or_not_a_worker_lives(
     assert (display.NO_WORKER in capsys.readouterr().err) is not worker_lives
 
 
+def finishing_run(done_before: bool, monkeypatch: pytest.MonkeyPatch) -> fakeredis.FakeRedis:
+    """Run "r" of two samples: both in before the watch first looks (`done_before`), or the last while it waits."""
+    client = fakeredis.FakeRedis(decode_responses=True)
+    store_meta(client, "r", n_samples=2, n_tasks=1)
+    client.hset(keys.stats("r"), keys.DONE, 2 if done_before else 1)
+
+    def poll(_: float) -> None:
+        client.hset(keys.stats("r"), keys.DONE, 2)
+
+    monkeypatch.setattr(display, "time", SimpleNamespace(monotonic=time.monotonic, sleep=poll))
+    return client
+
+
 @pytest.mark.parametrize("done_before", [True, False])
 def test_the_progress_callback_is_told_the_end_even_of_a_run_done_before_it_was_looked_at(
     done_before: bool, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # A run whose samples all had their results before the watch first looked (a quick run, a busy machine)
     # never entered the watch's loop, and its callback heard nothing. Either way it hears the end once.
-    client = fakeredis.FakeRedis(decode_responses=True)
-    store_meta(client, "r", n_samples=2, n_tasks=1)
-    client.hset(keys.stats("r"), keys.DONE, 2 if done_before else 1)
-
-    def poll(_: float) -> None:  # the last result comes while the watch waits
-        client.hset(keys.stats("r"), keys.DONE, 2)
-
-    monkeypatch.setattr(display, "time", SimpleNamespace(monotonic=time.monotonic, sleep=poll))
+    client = finishing_run(done_before, monkeypatch)
     told: list[tuple[int, int]] = []
     display.wait_for(client, "r", show=False, on_progress=lambda done, total: told.append((done, total)))
     assert told == [(2, 2)]
@@ -74,14 +80,7 @@ def test_a_restart_after_the_run_was_submitted_is_said_however_soon(
 ) -> None:
     # The server was restarted after the run was submitted, before its watch first asked who serves (a busy
     # machine: CI, once): the watch compares with the server that took the run, and says so, run done or not.
-    client = fakeredis.FakeRedis(decode_responses=True)
-    store_meta(client, "r", n_samples=2, n_tasks=1)
-    client.hset(keys.stats("r"), keys.DONE, 2 if done_before else 1)
-
-    def poll(_: float) -> None:
-        client.hset(keys.stats("r"), keys.DONE, 2)
-
-    monkeypatch.setattr(display, "time", SimpleNamespace(monotonic=time.monotonic, sleep=poll))
+    client = finishing_run(done_before, monkeypatch)
     monkeypatch.setattr(display, "server_id", lambda _: "the one started again")
     display.wait_for(client, "r", show=False, serving="the one that took the run")
     said = capsys.readouterr().err

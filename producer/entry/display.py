@@ -136,15 +136,13 @@ def _wait(
         if done >= total:  # done before it was first looked at: said once
             if on_progress is not None:
                 on_progress(done, total)
-            if server_id(client) != server:
-                stderr.print(f"[yellow]{restarted(client)}; the run goes on, nothing is lost")
+            _serving(client, server)
         while done < total:
             time.sleep(pause)
             pause = min(2 * pause, _POLL_S)
             done, total = runs.progress(client, run)
-            if (now_serving := server_id(client)) != server:
+            if (now_serving := _serving(client, server)) != server:
                 server = now_serving
-                stderr.print(f"[yellow]{restarted(client)}; the run goes on, nothing is lost")
                 stall_s = _STALL_AFTER_RESTART_S  # what its last second lost is sent again soon
             if on_progress is not None and done != last_done:
                 on_progress(done, total)
@@ -164,6 +162,14 @@ def _wait(
                     f"run {run} was cancelled with {done} of {total} samples done (codeexec resume carries on)"
                 )
                 return
+
+
+def _serving(client: redis.Redis, server: str) -> str:
+    """The server's id now; said in a line where it is not `server`'s (it was started again since)."""
+    now = server_id(client)
+    if now != server:
+        stderr.print(f"[yellow]{restarted(client)}; the run goes on, nothing is lost")
+    return now
 
 
 def server_id(client: redis.Redis) -> str:

@@ -21,7 +21,7 @@ from typing import Any
 
 from codeexec.producer.inputs.humaneval import split_check
 from codeexec.producer.inputs.leetcode import RLLM_PRELOAD, RLLM_SETUP
-from codeexec.producer.inputs.programs import language_named
+from codeexec.producer.inputs.programs import PYTHON, language_named
 from codeexec.protocol.models import AssertionTests, CaseTests, Problem
 
 #: What a decoded LiveCodeBench test blob may expand to: its largest private tests are tens of MB.
@@ -111,7 +111,7 @@ def _lcb(record: dict[str, Any], _: int) -> Problem:
 def _program_language(given: Any) -> str:
     """The language a row's programs are in (a row of one's own may say, LiveCodeBench's never does): Python
     where it says none, else codeexec's name of it, run as competitive programming's judges run it."""
-    if given is None or (isinstance(given, str) and given.lower() in ("python", "python3", "py")):
+    if given is None or (isinstance(given, str) and given.lower() in PYTHON):
         return "python"
     if not isinstance(given, str):
         raise ValueError(f"language: expected a language's name, got {given!r}")

@@ -255,7 +255,9 @@ async def _store(dispatch: Dispatch, batch_id: str, request: BatchRequest) -> Ba
     sets: dict[str, str] = {}
     tasks: list[tuple[str, Problem, list[Sample]]] = []
     kind = SampleKind.SOLUTION if request.extract == "none" else SampleKind.GENERATION
-    groups = {(s.tests, s.language): None for s in request.samples}
+    groups: dict[tuple[str, str], list[Sample]] = {}
+    for sample in request.samples:
+        groups.setdefault((sample.tests, sample.language), []).append(Sample(kind=kind, text=sample.code))
     for name, tests in request.tests.items():
         for language in dict.fromkeys([*(lang for set_name, lang in groups if set_name == name), "python"]):
             try:
@@ -263,9 +265,7 @@ async def _store(dispatch: Dispatch, batch_id: str, request: BatchRequest) -> Ba
             except (ValueError, ValidationError) as exc:
                 raise HTTPException(422, f"tests[{name!r}]: {exc}") from None
             task_id = sets[group(name, language)] = f"{batch_id}/{secrets.token_hex(4)}"
-            samples = [
-                Sample(kind=kind, text=s.code) for s in request.samples if (s.tests, s.language) == (name, language)
-            ]
+            samples = groups.get((name, language))
             if samples:
                 tasks.append((task_id, Problem(task_id=task_id, tests=cases), samples))
     indices: dict[str, int] = {}
