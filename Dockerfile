@@ -18,13 +18,19 @@ COPY producer ./producer
 # now: the root filesystem is read-only at run time, and every candidate imports worker/candidate/.
 RUN pip install '.[monitor]' && python -m compileall -q /usr/local/lib/python3.11/site-packages/codeexec
 
-# The toolchains of programs in other languages (docs/languages.md), Debian's: none unless asked for, e.g.
+# The toolchains of programs in other languages (docs/languages.md), Debian's (and npm's, where Debian has
+# none: SandboxFusion's tsx and Jest): none unless asked for, e.g.
 #   docker build --build-arg LANGUAGES=all .        or        --build-arg LANGUAGES="cpp java javascript"
 # (codeexec's names of them: `codeexec doctor` lists them); each language's packages are its module's.
 ARG LANGUAGES=""
 RUN if [ -n "$LANGUAGES" ]; then \
         packages=$(python -c "from codeexec.worker.languages import packages; print(packages('$LANGUAGES'))") && \
+        npm=$(python -c "from codeexec.worker.languages import npm_packages; print(npm_packages('$LANGUAGES'))") && \
         apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends $packages && \
+        if [ -n "$npm" ]; then \
+            { command -v npm || DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends npm; } && \
+            npm install -g --no-fund --no-audit $npm && npm cache clean --force; \
+        fi && \
         rm -rf /var/lib/apt/lists/*; \
     fi
 

@@ -90,6 +90,11 @@ class ScriptEnd(BaseModel):
     stderr: str
     wall_s: float = Field(description="Wall-clock seconds from its start to its end.")
     charged_s: float = Field(description="Seconds counted against its limit (worker/process/timelimit.py).")
+    failed: bool = Field(
+        False,
+        description="It failed though its status is 0: what it wrote says so where its runtime does not exit "
+        "with another status (Mono's failed Debug.Assert, which ends .NET's process: Language.status_ignored).",
+    )
 
 
 class RunResult(BaseModel):

@@ -6,7 +6,11 @@ Everything else the suite needs comes from PyPI (pip install '.[test]', and the 
 or is the machine's: the supported Pythons (found on PATH or in pyenv's versions; each one missing is a
 skip that names it) and the kernel's features (the sandbox's tests say which one it refuses).
 
-Run as a script, it prints the packages' names, for apt-get install.
+npm's packages, for what Debian lacks (SandboxFusion's tsx and Jest: Debian's jest needs Debian's Node.js,
+which these machines' Node.js 20 replaces), are a table of their own: `.ci/run` installs them with
+`npm install -g` (`python3 tests/system.py npm` prints them).
+
+Run as a script, it prints the packages' names, for apt-get install (with `npm`: npm's, for npm install -g).
 """
 
 from __future__ import annotations
@@ -75,6 +79,29 @@ NEEDS = [
     Need("mono-runtime", "mono", LANGUAGES, "C#"),
     Need("libmono-system-numerics4.0-cil", "/usr/lib/mono/4.5/System.Numerics.dll", LANGUAGES, "MultiPL-E's C#"),
     Need("gdc", "gdc", LANGUAGES, "D"),
+    Need("kotlin", "kotlinc", LANGUAGES, "SandboxFusion's kotlin_script"),
+    Need(
+        "libmono-system-net-http4.0-cil",
+        "/usr/lib/mono/4.5/System.Net.Http.dll",
+        LANGUAGES,
+        "SandboxFusion's C#: .NET's implicit usings name System.Net.Http",
+    ),
+]
+RUN_CODE = "tests/test_run_code_languages.py"
+#: npm's (worker/languages/: a language's `npm`), each a command of its or of the package it goes with.
+NPM = [
+    Need("tsx@4", "tsx", RUN_CODE, "SandboxFusion's typescript"),
+    *(
+        Need(package, "jest", RUN_CODE, "SandboxFusion's jest: Jest, its JSON report, Babel's TypeScript")
+        for package in (
+            "jest@29",
+            "@jest/globals@29",
+            "jest-json-reporter@1",
+            "@babel/core@7",
+            "@babel/preset-env@7",
+            "@babel/preset-typescript@7",
+        )
+    ),
 ]
 
 
@@ -98,5 +125,5 @@ def missing(test: str) -> str | None:
 
 
 if __name__ == "__main__":
-    print(" ".join(need.package for need in NEEDS))
+    print(" ".join(need.package for need in (NPM if sys.argv[1:] == ["npm"] else NEEDS)))
     sys.exit(0)

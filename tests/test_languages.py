@@ -37,6 +37,7 @@ from codeexec.worker.languages import (
     cpp,
     language_of,
     name_of,
+    npm_packages,
     packages,
     prebuilt,
     warm,
@@ -93,6 +94,8 @@ PROGRAMS: dict[str, tuple[str, str, Outcome, str]] = {
                Outcome.ASSERTION_FAIL, "class P {"),
     "d": ("unittest { assert(1 + 1 == 2); }\nvoid main() {}\n", "unittest { assert(1 + 1 == 3); }\nvoid main() {}\n",
           Outcome.ASSERTION_FAIL, "void main( {"),
+    "kotlin": ('if (1 + 1 != 2) throw AssertionError("no")\n', 'if (1 + 1 != 3) throw AssertionError("no")\n',
+               Outcome.ASSERTION_FAIL, "val x = \n"),
     "verilog": ("module tb; initial begin if (1 + 1 != 2) $fatal(1, \"no\"); $finish; end endmodule\n",
                 "module tb; initial begin if (1 + 1 != 3) $fatal(1, \"no\"); $finish; end endmodule\n", Outcome.ERROR,
                 "module tb; initial begin x = ; end endmodule\n"),
@@ -125,8 +128,10 @@ def test_the_suite_installs_every_language_s_packages() -> None:
     """tests/system.py's table (which .ci/run installs from) names each package a language says it needs, as
     each benchmark runs it."""
     installed = {need.package for need in system.NEEDS if need.test == system.LANGUAGES}
+    from_npm = {need.package for need in system.NPM}
     for language in EVERY_WAY:
         assert set(language.package.split()) <= installed, language.name
+        assert set(language.npm.split()) <= from_npm, language.name
 
 
 def test_every_language_is_one_module_in_the_table() -> None:
@@ -489,7 +494,7 @@ def test_a_missing_toolchain_names_the_line_and_the_package(tmp_path: Path) -> N
     env = private_env(tmp_path / "data") | {"PATH": str(tmp_path)}  # nowhere a g++ is
     done = codeexec(env, "eval", "--problems", str(rows), "--samples", str(samples))
     assert done.returncode == 2, done.stderr
-    assert f"{rows}:1: language 'cpp': no g++ on this machine (install g++)" in done.stderr
+    assert f"{rows}:1: language 'cpp': no g++ on this machine (apt-get install g++)" in done.stderr
     assert "Traceback" not in done.stderr
 
 
@@ -536,7 +541,7 @@ def test_doctor_lists_every_language_with_its_toolchain_or_its_package(tmp_path:
     assert set(languages) == set(LANGUAGES)
     for name, found in languages.items():
         if isinstance(LANGUAGES[name].toolchain(), str):
-            assert found["missing"].startswith("no ") and "(install " in found["missing"], found
+            assert found["missing"].startswith("no ") and "(apt-get install " in found["missing"], found
         else:
             assert Path(found["path"]).is_file() and found["version"], found
     assert json.loads(done.stdout)["programs"], "the programs posture is probed too"
@@ -557,6 +562,10 @@ def test_the_worker_image_s_build_argument_installs_the_languages_packages() -> 
         )
         assert done.returncode == 0 and done.stdout.split() == expected.split(), done.stderr
     assert set(packages("all").split()) == {p for language in EVERY_WAY for p in language.package.split()}
+    from_npm = dockerfile.split('npm=$(python -c "', 1)[1].split('")', 1)[0].replace("$LANGUAGES", "typescript")
+    done = subprocess.run([sys.executable, "-c", from_npm], capture_output=True, text=True)
+    assert done.stdout.split() == npm_packages("typescript").split() and "tsx@4" in done.stdout, done.stderr
+    assert npm_packages("cpp java") == "", "a language that needs nothing of npm's asks for nothing"
     assert "golang-github-stretchr-testify-dev" in packages("go").split(), "HumanEval-X's way of running Go"
     with pytest.raises(ValueError, match="not a language codeexec runs: cobol"):
         packages("cpp cobol")

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import json
 from pathlib import Path
 
 import httpx
@@ -74,6 +75,23 @@ PROGRAMS = {
         '    $display("%0d %0d", n, n + 1);\n    $finish;\n  end\nendmodule\n',
         'module tb; initial begin if (1 != 2) $fatal(1, "assertion failed"); $finish; end endmodule\n',
     ),
+    "typescript": (
+        "const n: number = Number(require('fs').readFileSync(0, 'utf8'));\nconsole.log(`${n} ${n + 1}`);\n",
+        "import assert from 'assert';\nassert.strictEqual(1, 2);\n",
+    ),
+    "jest": (
+        "import { expect, test } from '@jest/globals';\ntest('adds', () => { expect(1 + 1).toBe(2); });\n",
+        "import { expect, test } from '@jest/globals';\ntest('adds', () => { expect(1 + 1).toBe(3); });\n",
+    ),
+    "kotlin_script": (
+        'val n = readLine()!!.trim().toInt()\nprintln("$n ${n + 1}")\n',
+        'if (1 != 2) throw Exception("assertion failed")\n',
+    ),
+    "csharp": (  # System is one of .NET's implicit usings
+        "public class P { public static void Main() { int n = int.Parse(Console.ReadLine());\n"
+        '  Console.WriteLine($"{n} {n + 1}"); } }\n',
+        'public class P { public static void Main() { throw new Exception("assertion failed"); } }\n',
+    ),
     "D_ut": (
         "import std.stdio;\nvoid main() { int n; readf(\" %d\", &n); writeln(n, \" \", n + 1); }\n",
         "unittest { assert(1 == 2); }\nvoid main() {}\n",
@@ -94,10 +112,11 @@ def test_every_language_of_the_table_is_tested_here() -> None:
 @pytest.mark.once  # the toolchains' work, the same under every Python
 def test_each_language_runs_as_sandboxfusion_runs_it(service: Server) -> None:
     for name, (echo, failing) in PROGRAMS.items():
-        if name in ("go_test", "junit"):  # a test file: its report, not its output
+        if name in ("go_test", "junit", "jest"):  # a test file: its report, not its output
             ok = run_code(service.url, code=echo, language=name)
-            said = ok["run_result"]["stdout"]
-            assert ok["status"] == "Success" and ("ok" in said or "1 tests successful" in said), (name, ok)
+            said = ok["run_result"]["stdout"] + ok["run_result"]["stderr"]
+            assert ok["status"] == "Success", (name, ok)
+            assert "ok" in said or "1 tests successful" in said or "1 passed" in said, (name, ok)
         else:
             ok = run_code(service.url, code=echo, language=name, stdin="41")
             assert ok["status"] == "Success", (name, ok)
@@ -127,6 +146,28 @@ def test_a_compile_s_result_and_a_failed_compile(service: Server) -> None:
         assert failed["compile_result"]["status"] == "Finished" and failed["compile_result"]["return_code"] != 0
         assert words in failed["compile_result"]["stderr"] + failed["compile_result"]["stdout"], (name, failed)
     assert run_code(service.url, code="echo hi\n", language="bash")["compile_result"] is None
+
+
+@pytest.mark.once  # the toolchains' work, the same under every Python
+def test_typescript_jest_and_csharp_as_sandboxfusion_s_runtimes_have_them(service: Server) -> None:
+    """tsx checks no types (a type error runs; a syntax error fails the run); Jest's results are in
+    jest-report.json as SandboxFusion's autoeval reads them; C# has .NET's implicit usings, its Debug.Assert
+    checks and fails the run."""
+    typed = run_code(service.url, code="const x: number = 'text';\nconsole.log(x);\n", language="typescript")
+    assert typed["status"] == "Success" and typed["run_result"]["stdout"] == "text\n", typed
+    broken = run_code(service.url, code="const x = ;\n", language="typescript")
+    assert broken["status"] == "Failed" and "Unexpected" in broken["run_result"]["stderr"], broken
+    for code, passed in ((PROGRAMS["jest"][0], "passed"), (PROGRAMS["jest"][1], "failed")):
+        ran = run_code(service.url, code=code, language="jest", fetch_files=["jest-report.json"])
+        report = json.loads(base64.b64decode(ran["files"]["jest-report.json"]))
+        [suite] = report["testResults"]
+        assert suite["testFilePath"].endswith(".test.ts") and [case["status"] for case in suite["testResults"]] == [
+            passed
+        ], report
+    program = "public class P { public static void Main() {\n  var ok = new List<int> { 1 }.Any();\n" \
+        '  Debug.Assert(!ok, "Assertion failed"); } }\n'  # fmt: skip
+    failed = run_code(service.url, code="using System.Diagnostics;\n" + program, language="csharp")
+    assert failed["status"] == "Failed" and "Assertion failed" in failed["run_result"]["stderr"], failed
 
 
 def test_time_limits_of_the_run_and_of_the_compile(service: Server) -> None:

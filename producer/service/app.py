@@ -121,7 +121,8 @@ class RunCodeResponse(BaseModel):
 def run_code_response(stored: StoredResult) -> RunCodeResponse:
     """A /run_code answer from the run's stored result (SandboxFusion's parse_run_status: Success only for
     a program whose compile, if it has one, and run finished with status 0; a compile that did not is
-    Failed, and the program never ran)."""
+    Failed, and the program never ran). A run whose runtime exits 0 where SandboxFusion's would not (Mono's
+    failed Debug.Assert: ScriptEnd.failed) is Failed, its return code the one it had."""
     compiled = None if stored.compiled is None else command_result(stored.compiled)
     if compiled is not None and (compiled.status != "Finished" or compiled.return_code != 0):
         return RunCodeResponse(status="Failed", compile_result=compiled)
@@ -134,7 +135,7 @@ def run_code_response(stored: StoredResult) -> RunCodeResponse:
     result = command_result(end)
     # Stopped over its output cap: killed, as a program SandboxFusion kills is told (signal 9).
     message = f"{stored.detail}: the program was stopped" if end.ended == "output_limit" else ""
-    success = result.status == "Finished" and result.return_code == 0
+    success = result.status == "Finished" and result.return_code == 0 and not end.failed
     return RunCodeResponse(
         status="Success" if success else "Failed",
         message=message,

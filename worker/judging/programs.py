@@ -157,7 +157,7 @@ def prepare(
         "toolchains": list(toolchain.directories),
         "deny_imports": False,  # no Python of the candidate's runs: its steps are other programs
     }
-    files = beside | {file: program.encode()}
+    files = beside | {name: text.encode() for name, text in language.companions.items()} | {file: program.encode()}
     made = language.made(file)
     compiles = [step for step in steps if step.kind == "compile"]
     [run] = [step for step in steps if step.kind == "run"]

@@ -19,6 +19,7 @@ from codeexec.worker.languages import (
     go,
     java,
     javascript,
+    kotlin,
     lua,
     perl,
     php,
@@ -50,6 +51,7 @@ MODULES: tuple[ModuleType, ...] = (
     scala,
     csharp,
     d,
+    kotlin,
     verilog,
 )
 #: Each language by its name.
@@ -81,14 +83,26 @@ RUN_CODE: dict[str, tuple[str, str]] = {
     "D_ut": ("d", ""),
     "junit": ("java", "junit"),
     "verilog": ("verilog", ""),
+    "typescript": ("typescript", "sandboxfusion"),
+    "jest": ("typescript", "jest"),
+    "kotlin_script": ("kotlin", ""),
+    "csharp": ("csharp", "sandboxfusion"),
 }
 
 
 def packages(names: str) -> str:
     """The Debian packages of the languages `names` names (comma- or space-separated; "all": every one), as
-    each benchmark runs them, for
-    `apt-get install`: the worker image's LANGUAGES build argument (Dockerfile). ValueError for a name that
-    is not a language's."""
+    each benchmark runs them, for `apt-get install`: the worker image's LANGUAGES build argument
+    (Dockerfile). ValueError for a name that is not a language's."""
+    return " ".join(_wanted(names, "package"))
+
+
+def npm_packages(names: str) -> str:
+    """npm's packages of the same languages, for `npm install -g` after them (SandboxFusion's tsx, Jest)."""
+    return " ".join(_wanted(names, "npm"))
+
+
+def _wanted(names: str, kind: str) -> list[str]:
     wanted = list(LANGUAGES) if names.strip() == "all" else [name for name in names.replace(",", " ").split()]
     unknown = [name for name in wanted if name_of(name) is None]
     if unknown:
@@ -97,9 +111,9 @@ def packages(names: str) -> str:
         package
         for name in wanted
         for language in _all_ways(name_of(name) or name)
-        for package in language.package.split()
+        for package in getattr(language, kind).split()
     ]
-    return " ".join(dict.fromkeys(found))
+    return list(dict.fromkeys(found))
 
 
 def _all_ways(name: str) -> list[Language]:

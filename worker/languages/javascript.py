@@ -6,9 +6,10 @@ from dataclasses import replace
 
 from codeexec.worker.languages.language import Language
 
-#: Where Debian's Node packages are (node-lodash, node-typescript), and where `npm install -g` puts others
-#: (HumanEval-X's JavaScript/162 requires npm's js-md5, which Debian lacks).
-NODE_PATHS = ("/usr/share/nodejs", "/usr/local/lib/node_modules")
+#: Where Debian's Node packages are (node-lodash, node-typescript), and where `npm install -g` puts others (its
+#: prefix's lib/node_modules: /usr/local's, or /usr's where Node is the system's): HumanEval-X's
+#: JavaScript/162 requires npm's js-md5, which Debian lacks; SandboxFusion's TypeScript runs npm's tsx.
+NODE_PATHS = ("/usr/share/nodejs", "/usr/local/lib/node_modules", "/usr/lib/node_modules")
 NODE_PATH = ":".join(NODE_PATHS)
 
 LANGUAGE = Language(

@@ -42,8 +42,9 @@ class Language:
     """A language: its name in codeexec (`name`, what a problem's tests name), the names benchmark files
     give it (`aliases`: MultiPL-E's file suffix, mxeval's language, HumanEval-X's task id prefix), and:
 
-    - `tools`: each command its steps name, as looked up on the worker (PATH, then _ALSO); `package`: what
-      provides them (Debian's, or npm's), which an error and `codeexec doctor` name where one is missing;
+    - `tools`: each command its steps name, as looked up on the worker (PATH, then _ALSO); `package`: the
+      Debian packages that provide them, `npm`: npm's (`npm install -g`), for what Debian has not (tsx,
+      Jest), which an error and `codeexec doctor` name where one is missing (`install`);
     - `file`: the program's file name; `compile`: the compile steps, `run`: the run's command, each a list
       of words, where "{file}" is the file's name, "{stem}" the name without its suffix, and a word that
       is a tool's name, that tool's path ("{main}": `main`, the class a JVM runs); `env`: variables of every
@@ -61,6 +62,7 @@ class Language:
       `syntax_text`, what in a failed run says its program did not compile (a language whose one step
       compiles and runs: Go's go test, D's rdmd);
     - `refused`: why codeexec does not run this benchmark's programs in it ("" where it does);
+    - `companions`: files it puts beside every program, by name (SandboxFusion's Jest project's own);
     - `artifacts`: the files the compile makes that the run needs (as `file`'s words: "{stem}"), kept for
       the same program again (worker/languages/compiled.py); none: each program compiles anew;
     - `warm`: the command that starts a compiler kept running (worker/languages/warm.py), which compiles
@@ -94,9 +96,15 @@ class Language:
     main: str = ""
     refused: str = ""
     artifacts: tuple[str, ...] = ()
+    npm: str = ""
+    companions: dict[str, str] = field(default_factory=dict)
     warm: tuple[str, ...] = ()
     warm_files: tuple[str, ...] = ()
     warm_statuses: frozenset[int] = frozenset()
+
+    def install(self) -> str:
+        """How its toolchain is installed: its Debian packages, and npm's where it needs some."""
+        return f"apt-get install {self.package}" + (f", then npm install -g {self.npm}" if self.npm else "")
 
     def made(self, file: str) -> list[str]:
         """The files the compile of `file` makes that its run needs (`artifacts`)."""
@@ -213,9 +221,9 @@ def _look_for(language: Language) -> Toolchain | str:
     for tool in language.tools:
         path = language.resolve(tool)
         if path is None:
-            return f"no {tool} on this machine (install {language.package})"
+            return f"no {tool} on this machine ({language.install()})"
         tools[tool] = path
     for path in language.needs:
         if not glob.glob(path):
-            return f"no {path} on this machine (install {language.package})"
+            return f"no {path} on this machine ({language.install()})"
     return Toolchain(tools, language.directories(tools))

@@ -1,0 +1,21 @@
+"""Kotlin scripts: SandboxFusion's kotlin_script (`kotlin FILE.kts`), here Debian's Kotlin 1.3's
+`kotlinc -script FILE.kts` (its `kotlin` runner does not take scripts): compiled and run in one step, in a
+JVM, whose start takes a couple of seconds; an uncaught exception is its stderr and a failed status."""
+
+import re
+
+from codeexec.worker.languages.language import Language
+
+LANGUAGE = Language(
+    name="kotlin",
+    title="Kotlin (scripts)",
+    aliases=("kotlin", "kts", "kotlin_script"),
+    tools=("kotlinc",),
+    package="kotlin",
+    file="main.kts",
+    run=("kotlinc", "-script", "{file}"),
+    reads=("/usr/share/kotlin", "/usr/share/java", "/etc/java-17-openjdk"),
+    failed_assertion=re.compile(r"java\.lang\.AssertionError"),
+    syntax_text=re.compile(r"^\S+\.kts:\d+:\d+: error:", re.MULTILINE),
+    version=("-version",),
+)
