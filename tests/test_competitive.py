@@ -613,8 +613,9 @@ def test_only_stdin_tests_take_another_language() -> None:
 
 def test_rows_in_another_language_through_eval(tmp_path: Path, env: dict[str, str]) -> None:
     """A LiveCodeBench-shaped row of one's own that says its language: each sample's answer (its last fenced
-    block, as LiveCodeBench takes it) compiled and run on each test by a real worker; a sample that says it is
-    in another language is refused, as is a language codeexec does not run, naming the file and line."""
+    block, as LiveCodeBench takes it) compiled and run on each test by a real worker; a sample that says its
+    own language (a name, or CodeContests' number) is judged in it, as stdin tests take any; a language
+    codeexec does not run is refused, naming the file and line."""
     rows = [lcb_row(question_id="cpp", language="cpp"), lcb_row(question_id="java", language="Java")]
     problems = write_jsonl(tmp_path / "problems.jsonl", rows)
     java = (
@@ -625,6 +626,12 @@ def test_rows_in_another_language_through_eval(tmp_path: Path, env: dict[str, st
         {"task_id": "cpp", "generation": f"Here:\n```cpp\n{CPP_DOUBLE}```\n"},
         {"task_id": "cpp", "generation": f"```cpp\n{CPP_DOUBLE.replace('2 * s', '3 * s')}```"},
         {"task_id": "java", "generation": f"```java\n{java}\n```"},
+        {
+            "task_id": "cpp",
+            "generation": "```python\nprint(2 * sum(map(int, input().split())))\n```",
+            "language": "python",
+        },
+        {"task_id": "java", "solution": CPP_DOUBLE.replace("2 * s", "3 * s"), "language": 2},  # CodeContests' C++
     ]
     samples_path = write_jsonl(tmp_path / "samples.jsonl", samples)
     per_sample = tmp_path / "per-sample.jsonl"
@@ -634,10 +641,13 @@ def test_rows_in_another_language_through_eval(tmp_path: Path, env: dict[str, st
     )  # fmt: skip
     assert out.returncode == 0, out.stderr
     lines = [json.loads(line) for line in per_sample.open()]
-    assert [(line["passed"], line.get("verdicts")) for line in lines] == [(True, "AA"), (False, "W"), (True, "AA")]
-    wrong = write_jsonl(tmp_path / "wrong.jsonl", [{"task_id": "cpp", "generation": "x", "language": "python"}])
-    refused = cli(env, "eval", "--problems", str(problems), "--samples", str(wrong), "--k", "1", "--workers", "1")
-    assert refused.returncode != 0 and "wrong.jsonl:1" in refused.stderr and "never judged" in refused.stderr
+    verdicts = [(line["passed"], line.get("verdicts")) for line in lines]
+    assert verdicts == [(True, "AA"), (False, "W"), (True, "AA"), (True, "AA"), (False, "W")], lines
+    for said, why in (("cobol", "codeexec does not run it"), (1, "CodeContests' 1 is not one codeexec runs")):
+        wrong = write_jsonl(tmp_path / "wrong.jsonl", [{"task_id": "cpp", "generation": "x"}] * 2)
+        wrong.write_text(wrong.read_text() + json.dumps({"task_id": "cpp", "generation": "x", "language": said}) + "\n")
+        refused = cli(env, "eval", "--problems", str(problems), "--samples", str(wrong), "--k", "1", "--workers", "1")
+        assert refused.returncode != 0 and "wrong.jsonl:3" in refused.stderr and why in refused.stderr, refused.stderr
     cobol = write_jsonl(tmp_path / "cobol.jsonl", [lcb_row(language="cobol")])
     with pytest.raises(InputError, match=r"cobol\.jsonl:1: .*codeexec does not run it"):
         load_problems(str(cobol))

@@ -21,7 +21,7 @@ from typing import Any
 
 from codeexec.producer.inputs.humaneval import split_check
 from codeexec.producer.inputs.leetcode import RLLM_PRELOAD, RLLM_SETUP
-from codeexec.producer.inputs.programs import PYTHON, language_named
+from codeexec.producer.inputs.programs import program_language
 from codeexec.protocol.models import AssertionTests, CaseTests, Problem
 
 #: What a decoded LiveCodeBench test blob may expand to: its largest private tests are tens of MB.
@@ -90,7 +90,7 @@ def _lcb(record: dict[str, Any], _: int) -> Problem:
         inputs.append(given)
         outputs.append(wanted)
     if kinds == {"functional"}:
-        if _program_language(record.get("language")) != "python":
+        if program_language(record.get("language")) != "python":
             raise ValueError("language: functional tests call a Python function; other languages take stdin tests")
         name = metadata.get("func_name")
         if not isinstance(name, str) or not name:
@@ -103,19 +103,9 @@ def _lcb(record: dict[str, Any], _: int) -> Problem:
             extraction="lcb",
         )
     else:
-        language = _program_language(record.get("language"))
+        language = program_language(record.get("language"))
         cases = CaseTests(kind="stdin", language=language, inputs=inputs, outputs=outputs, extraction="lcb")
     return Problem(task_id=str(record["question_id"]), tests=cases)
-
-
-def _program_language(given: Any) -> str:
-    """The language a row's programs are in (a row of one's own may say, LiveCodeBench's never does): Python
-    where it says none, else codeexec's name of it, run as competitive programming's judges run it."""
-    if given is None or (isinstance(given, str) and given.lower() in PYTHON):
-        return "python"
-    if not isinstance(given, str):
-        raise ValueError(f"language: expected a language's name, got {given!r}")
-    return language_named(given, "competitive")
 
 
 def _lcb_tests(value: Any, field: str) -> list[dict[str, Any]]:

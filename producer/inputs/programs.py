@@ -156,6 +156,27 @@ def _humaneval_x(row: _HumanEvalX) -> Problem:
     return Problem(task_id=row.task_id, prompt=prompt, tests=tests, generation="codegeex")
 
 
+#: CodeContests' Language enum (its solutions' `language`): 1 is Python 2, which codeexec does not run.
+CODECONTESTS = {2: "cpp", 3: "python", 4: "java"}
+
+
+def program_language(given: Any) -> str:
+    """The language a competitive program is in, where its row or its sample says (a name, or CodeContests'
+    number): Python where it says none, else codeexec's name of it, run as competitive programming's judges
+    run it; ValueError for one codeexec does not run."""
+    if isinstance(given, int) and not isinstance(given, bool):
+        if given not in CODECONTESTS:
+            raise ValueError(
+                f"language {given}: CodeContests' {given} is not one codeexec runs (2 C++, 3 Python 3, 4 Java)"
+            )
+        given = CODECONTESTS[given]
+    if given is None or (isinstance(given, str) and given.lower() in PYTHON):
+        return "python"
+    if not isinstance(given, str):
+        raise ValueError(f"language: expected a language's name, got {given!r}")
+    return language_named(given, "competitive")
+
+
 def language_named(given: str, benchmark: str) -> str:
     """codeexec's name of the language a row names; ValueError where codeexec does not run it, or where
     the workers are this machine's (no CODEEXEC_REDIS_URL) and it lacks the toolchain. Workers elsewhere

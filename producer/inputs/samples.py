@@ -11,7 +11,7 @@ from typing import Any
 
 from codeexec.producer.inputs import completions
 from codeexec.producer.inputs.files import InputError, read_jsonl
-from codeexec.producer.inputs.programs import PYTHON
+from codeexec.producer.inputs.programs import PYTHON, program_language
 from codeexec.protocol.models import CaseTests, Problem, ProgramTests, Sample, SampleKind
 from codeexec.worker.languages import name_of
 
@@ -76,11 +76,12 @@ def read_samples(
         if task_id not in problems:
             unknown.append(f"{path}:{line_no}: {task_id!r}")
             continue
-        wrong = wrong_language(record.get("language"), problems[task_id])
-        if wrong:
-            raise InputError(f"{path}:{line_no}: {wrong}")
+        try:
+            language = sample_language(record.get("language"), problems[task_id])
+        except ValueError as exc:
+            raise InputError(f"{path}:{line_no}: {exc}") from None
         kind = treat_as or SampleKind(present[0])
-        lines.append(SampleLine(task_id, per_task[task_id], Sample(kind=kind, text=text)))
+        lines.append(SampleLine(task_id, per_task[task_id], Sample(kind=kind, text=text, language=language)))
         per_task[task_id] += 1
     if unknown and not skip_unknown:
         listed = "\n  ".join(unknown[:_SHOWN]) + (
@@ -112,6 +113,21 @@ def _sample_records(path: Path, digest: hashlib._Hash) -> Iterator[tuple[int | s
                     "language": record.get("language"),
                 },
             )
+
+
+def sample_language(given: object, problem: Problem) -> str | None:
+    """The language of a sample's program where it says one its problem's tests take and it is not theirs
+    (stdin tests take a program in any language: CodeContests' solutions say theirs), else None; ValueError
+    where it says one they cannot take (a program is never judged in a language it is not written in), or
+    one codeexec does not run."""
+    tests = problem.tests
+    if given is not None and isinstance(tests, CaseTests) and tests.kind == "stdin":
+        named = program_language(given)
+        return None if named == tests.language else named
+    wrong = wrong_language(given, problem)
+    if wrong:
+        raise ValueError(wrong)
+    return None
 
 
 def wrong_language(given: object, problem: Problem) -> str | None:

@@ -72,6 +72,7 @@ def evaluate_sample(db: WorkerStore, run: str, task_id: str, index: int) -> None
     problem = db.problem(run, task_id)
     if sample is None or problem is None:
         return  # recorded already: this is a duplicate or redelivered job
+    problem = problem.for_sample(sample.language)
     meta = db.meta(run)
     judge = judge_of(problem.tests)
     if attempt > get_settings().max_attempts:
