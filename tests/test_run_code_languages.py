@@ -202,16 +202,40 @@ def test_files_in_and_out_of_a_compiled_program(service: Server) -> None:
 
 
 def test_a_program_sent_again_is_compiled_once(service: Server, tmp_path: Path) -> None:
-    """verl sends a request per test, all for one program: the worker compiles it once (worker/languages/
-    compiled.py keeps what the compile made), and each request runs it on its own input."""
-    program = PROGRAMS["cpp"][0].replace("n + 1", "n + 7")
+    """verl sends a request per test, all for one program, at once: the worker compiles it once (worker/
+    languages/compiled.py keeps what the compile made, and a process about to compile what another is
+    compiling waits for it), and each request runs it on its own input."""
+    # Slow to compile (a few hundred instantiations), so that both of the worker's processes take a request of
+    # it while it compiles.
+    program = (
+        PROGRAMS["cpp"][0]
+        .replace("n + 1", "n + 7")
+        .replace(
+            "int main()",
+            "template <int N> struct F { static long v() { return F<N - 1>::v() + N; } };\n"
+            "template <> struct F<0> { static long v() { return 0; } };\nint main()",
+        )
+        .replace("std::endl;", "std::endl; if (n < 0) std::cout << F<400>::v();")
+    )
     kept = tmp_path / "data" / "compiled"
     before = set(kept.glob("*/*")) if kept.exists() else set()
-    for given in range(4):
-        ran = run_code(service.url, code=program, language="cpp", stdin=str(given))
-        assert ran["run_result"]["stdout"].split() == [str(given), str(given + 7)]
+
+    async def send() -> list[dict]:
+        async with httpx.AsyncClient(timeout=300) as client:
+            sent = [
+                client.post(f"{service.url}/run_code", json={"code": program, "language": "cpp", "stdin": str(given),
+                                                             "compile_timeout": 60})
+                for given in range(4)
+            ]  # fmt: skip
+            return [answer.json() for answer in await asyncio.gather(*sent)]
+
+    answers = asyncio.run(send())
+    for given, ran in enumerate(answers):
+        assert ran["run_result"]["stdout"].split() == [str(given), str(given + 7)], ran
         assert ran["compile_result"]["status"] == "Finished" and ran["compile_result"]["return_code"] == 0
     assert len(set(kept.glob("*/*")) - before) == 1
+    compiles = [ran["compile_result"]["execution_time"] for ran in answers]
+    assert sum(1 for took in compiles if took > 0) == 1, compiles  # the others found what it made
 
 
 def test_a_language_this_server_does_not_run(service: Server) -> None:

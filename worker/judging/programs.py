@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import base64
 from collections.abc import Callable, Sequence
+from contextlib import ExitStack
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
@@ -165,40 +166,42 @@ def prepare(
     ended: list[tuple[Step, TestEnded]] = []
     kept: dict[str, bytes] | None = None
     entry = ""  # the compile's key where what it makes is kept: not worked out for every program
-    if made and compiles:
-        # The language's commands as it says them, not as made for this program: a precompiled header
-        # or a prebuilt cache that one compile has and the next has not changes nothing it makes.
-        commands = [(list(step), language.env) for step in language.compile]
-        entry = compiled.key(toolchain, commands, file, program, beside)
-        kept = compiled.get(entry, made)
-    if kept is None and language.warm and len(compiles) == 1:
-        warmed = _warm(language, toolchain, compiles[0], files, options)
-        if warmed is not None:
-            done, test, kept = warmed
+    with ExitStack() as held:
+        if made and compiles:
+            # The language's commands as it says them, not as made for this program: a precompiled header
+            # or a prebuilt cache that one compile has and the next has not changes nothing it makes.
+            commands = [(list(step), language.env) for step in language.compile]
+            entry = compiled.key(toolchain, commands, file, program, beside)
+            held.enter_context(compiled.compiling(entry))  # the host's other processes wait, then find it
+            kept = compiled.get(entry, made)
+        if kept is None and language.warm and len(compiles) == 1:
+            warmed = _warm(language, toolchain, compiles[0], files, options)
+            if warmed is not None:
+                done, test, kept = warmed
+                runs.append(done)
+                ended.append((compiles[0], test))
+                if kept is None:
+                    return Failed(language, runs, ended)
+                if made and set(made) <= set(kept):
+                    compiled.put(entry, {name: kept[name] for name in made})
+        if kept is None and made and compiles:  # compile alone, and read what it made before anything of it runs
+            done, steps_ended = _steps(program, language, compiles, files, options, fetch=made)
             runs.append(done)
-            ended.append((compiles[0], test))
-            if kept is None:
+            ended += steps_ended
+            if (
+                done.exit_code is Outcome.INFRA_ERROR
+                or len(steps_ended) < len(compiles)
+                or not compile_succeeded(language, steps_ended[-1][1])
+            ):
                 return Failed(language, runs, ended)
-            if made and set(made) <= set(kept):
-                compiled.put(entry, {name: kept[name] for name in made})
-    if kept is None and made and compiles:  # compile alone, and read what it made before anything of it runs
-        done, steps_ended = _steps(program, language, compiles, files, options, fetch=made)
-        runs.append(done)
-        ended += steps_ended
-        if (
-            done.exit_code is Outcome.INFRA_ERROR
-            or len(steps_ended) < len(compiles)
-            or not compile_succeeded(language, steps_ended[-1][1])
-        ):
-            return Failed(language, runs, ended)
-        kept = {name: base64.b64decode(content) for name, content in done.files.items()}
-        if set(kept) == set(made):
-            compiled.put(entry, kept)
-    if kept is not None:
-        if not ended and compiles:  # kept from before: a compile that succeeded, and said nothing now
-            ended.append((compiles[-1], TestEnded(0, "pass", "", "", 0.0, "", 0, 0.0)))
-        compiles = []
-        files |= kept
+            kept = {name: base64.b64decode(content) for name, content in done.files.items()}
+            if set(kept) == set(made):
+                compiled.put(entry, kept)
+        if kept is not None:
+            if not ended and compiles:  # kept from before: a compile that succeeded, and said nothing now
+                ended.append((compiles[-1], TestEnded(0, "pass", "", "", 0.0, "", 0, 0.0)))
+            compiles = []
+            files |= kept
     return Ready(program, language, files, compiles, run, runs, ended, options)
 
 

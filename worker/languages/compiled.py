@@ -5,16 +5,20 @@ compile's commands and variables, and the program's file and text: whatever diff
 The files kept are the compiler's (worker/judging/programs.py reads them back before the program has run,
 so nothing the program does can change what is kept), in `<data_dir>/compiled/`, shared by the worker's
 processes; each entry is written whole (a directory renamed into place) or not at all. Beyond MOST entries
-the oldest go.
+the oldest go. A process about to compile a program another of the host's is compiling waits for it
+(compiling()), then finds what it made: verl sends a program's tests at once, each a request of its own.
 """
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import json
 import os
 import shutil
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from codeexec.protocol.settings import get_settings
@@ -45,6 +49,23 @@ def key(
     others = sorted((name, hashlib.sha256(content).hexdigest()) for name, content in (beside or {}).items())
     text = json.dumps([tools, compile_steps, file, program, *([others] if others else [])])
     return hashlib.sha256(text.encode()).hexdigest()
+
+
+@contextmanager
+def compiling(entry: str) -> Iterator[None]:
+    """Held while `entry`'s program is looked for and compiled: one process of the host's at a time. The locks
+    are striped by the key's first two digits (256 files at most, beside the entries' directory); the kernel
+    lets go of one whose holder died."""
+    path = directory().with_name("compiled.locks") / entry[:2]
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        handle = open(path, "a")  # noqa: SIM115 (closed below, which lets go of the lock)
+    except OSError:  # no room: compile without waiting for anyone
+        yield
+        return
+    with handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        yield
 
 
 def get(entry: str, names: list[str]) -> dict[str, bytes] | None:
