@@ -6,7 +6,14 @@ server, the same requests at the same concurrency, measured one after the other 
   reward sends them (code, stdin, run_timeout 10, memory_limit_MB 1024), each client with verl's HTTP
   timeout (compile + run + 10 = 30 s): requests/s, p50 and p99 latency, errors (non-200, a transport
   error), timeouts, and answers that are right (stdout as verl compares it): the same for both servers.
-- a trivial program's round trip, one request at a time, warm: p50 and p90.
+- the same for C++ and Java (--languages python,cpp,java, --programs DIR): the caller's translations of
+  those programs to APPS-150's problems, language "cpp" / "java", compile_timeout and run_timeout 10 as
+  verl sends them, sample by sample with each sample's code its own (bench/service_programs.py says why,
+  and what the programs are). Java's memory_limit_MB is --java-memory-mb (verl's 1024 by default): under
+  SandboxFusion's `isolation: none` it is an RLIMIT_AS, in which a JVM that sizes its heap from the
+  machine's memory cannot start (javac neither): every answer fails to compile, fast. A verl run that
+  wants Java scored there must send no limit (memory_limit_mb -1), which --java-memory-mb -1 measures.
+- a trivial program's round trip, one request at a time, warm: p50 and p90 (Python).
 - the batch endpoint: every such program as one batch against its problem's tests (verl's score), its
   samples/s against the floor (the programs' own time, as codeexec charged it, over the workers) and
   against the same samples sent to each server as verl sends them (a request per test, 64 at a time).
@@ -15,8 +22,10 @@ codeexec: `codeexec serve` on its private Valkey with --workers local workers (a
 own). SandboxFusion: its server (one uvicorn process, isolation none, as its Makefile runs it) started by
 a script of the caller's (--sf-start PORT prints its pid): installed from its public source outside this
 repository (SandboxFusion needs a conda-like runtime; see docs/benchmarks.md for how it was set up here).
+It compiles every request's program anew (g++ -std=c++17 with its -l flags; javac, then java -ea).
 
     python bench/service.py [--concurrency 64,256,512] [--requests 2000] [--workers 2]
+                            [--languages python,cpp,java --programs DIR] [--java-memory-mb 1024]
                             [--sf-start /work/sfref/start_sf.sh] [--json OUT]
 """
 
@@ -26,7 +35,6 @@ import argparse
 import asyncio
 import json
 import os
-import random
 import signal
 import socket
 import statistics
@@ -34,45 +42,24 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 import httpx
+from service_programs import (
+    VERL_MEMORY_MB,
+    Program,
+    compiled_programs,
+    requests_of,
+    sample_requests,
+    solved_programs,
+)
 
-from codeexec.producer.inputs.problems import load_problems
-from codeexec.protocol.models import CaseTests
-
-APPS = Path(__file__).resolve().parents[2] / "shared" / "data" / "competitive" / "apps-mapcoder"
 VERL_TIMEOUT_S = 30.0  # verl's HTTP timeout: compile_timeout + run_timeout + 10
 BATCH_CONCURRENCY = 64  # verl's reward.sandbox_fusion.max_concurrent
-
-
-def solved_programs() -> list[tuple[str, list[str], list[str]]]:
-    """(program, inputs, outputs) of every ChatGPT program ExecEval judged solved, on a stdin problem."""
-    problems = load_problems(str(APPS / "selected150.jsonl"))
-    found = []
-    for path in sorted(APPS.glob("ChatGPT-*.jsonl")):
-        for line in path.open():
-            record = json.loads(line)
-            cases = problems[str(record["id"])].tests
-            if record["is_solved"] and isinstance(cases, CaseTests) and cases.kind == "stdin":
-                found.append((record["source_codes"][0], list(cases.inputs), list(cases.outputs)))
-    return found
-
-
-def requests_of(programs: list[tuple[str, list[str], list[str]]], count: int) -> list[tuple[dict, str]]:
-    """`count` verl-style requests (a program on one test's input) and the output each should print."""
-    every = [
-        (program, given, wanted)
-        for program, inputs, outputs in programs
-        for given, wanted in zip(inputs, outputs, strict=True)
-    ]
-    random.Random(0).shuffle(every)
-    chosen = (every * (count // len(every) + 1))[:count]
-    body = {"language": "python", "run_timeout": 10, "compile_timeout": 10, "memory_limit_MB": 1024}
-    return [({**body, "code": program, "stdin": given}, wanted) for program, given, wanted in chosen]
 
 
 class Connection:
@@ -159,7 +146,7 @@ async def round_trips(url: str, count: int) -> dict[str, float]:
     return {"p50_ms": round(1000 * statistics.median(times), 2), "p90_ms": round(1000 * cuts[8], 2), "wrong": wrong}
 
 
-async def batch(url: str, programs: list[tuple[str, list[str], list[str]]], workers: int) -> dict[str, Any]:
+async def batch(url: str, programs: list[Program], workers: int) -> dict[str, Any]:
     """Every program as one batch (verl's score): samples/s, and the floor its programs' own time sets."""
     tests = {f"p{at}": {"inputs": inputs, "outputs": outputs} for at, (_, inputs, outputs) in enumerate(programs)}
     samples = [{"code": program, "tests": f"p{at}"} for at, (program, _, _) in enumerate(programs)]
@@ -180,7 +167,7 @@ async def batch(url: str, programs: list[tuple[str, list[str], list[str]]], work
     }
 
 
-async def per_test(url: str, programs: list[tuple[str, list[str], list[str]]]) -> dict[str, Any]:
+async def per_test(url: str, programs: list[Program]) -> dict[str, Any]:
     """The same samples as verl sends them: a request per test, 64 at a time; samples/s."""
     every = [
         ({"language": "python", "run_timeout": 10, "memory_limit_MB": 1024, "code": p, "stdin": i}, o)
@@ -245,18 +232,74 @@ def sandboxfusion_server(start: str) -> Iterator[str]:
         wait_for(url)
         yield url
     finally:
-        os.kill(pid, signal.SIGTERM)
+        # Its whole process group where the script made it one (setsid): uvicorn's SIGTERM waits for the
+        # requests in hand, and the compiles of those the clients gave up on (a timeout) would run on.
+        if os.getpgid(pid) == pid:
+            os.killpg(pid, signal.SIGKILL)
+        else:
+            os.kill(pid, signal.SIGTERM)
 
 
-async def measure(url: str, levels: list[int], count: int, programs: list, workers: int, batched: bool) -> dict:
-    found: dict[str, Any] = {"round_trip": await round_trips(url, 200), "run_code": {}}
-    await load(url, requests_of(programs, 200), 16)  # warm every worker
-    for level in levels:
-        found["run_code"][level] = await load(url, requests_of(programs, max(count, 2 * level)), level)
-        print(f"  {level:4d} clients: {found['run_code'][level]}", flush=True)
-    found["per_test"] = await per_test(url, programs)
-    if batched:
-        found["batch"] = await batch(url, programs, workers)
+def settle(timeout_s: float = 600.0) -> None:
+    """Wait until the machine is idle again (its CPUs at least 85 % idle over 2 s): a server may go on with
+    requests whose clients gave up (SandboxFusion compiles each to its end), which would slow the next level."""
+
+    def idle_and_total() -> tuple[int, int]:
+        fields = [int(x) for x in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+        return fields[3] + fields[4], sum(fields)
+
+    began = time.monotonic()
+    while time.monotonic() - began < timeout_s:
+        (idle0, total0), _ = idle_and_total(), time.sleep(2)
+        idle1, total1 = idle_and_total()
+        if (idle1 - idle0) >= 0.85 * (total1 - total0):
+            return
+    print(f"  the machine was still busy after {timeout_s:.0f} s: measuring anyway", flush=True)
+
+
+Requests = Callable[[int], list[tuple[dict, str]]]  # `count` requests of a language, with what each should print
+
+
+def key_of(language: str) -> str:
+    """Where a language's /run_code figures go: Python's where they always were."""
+    return "run_code" if language == "python" else f"run_code_{language}"
+
+
+async def measure(
+    url: str, levels: list[int], count: int, languages: dict[str, Requests], programs: list[Program], workers: int
+) -> dict:
+    """Each language in turn: its /run_code at each concurrency (Python's round trip first, its batch after)."""
+    found: dict[str, Any] = {}
+    for language, requests in languages.items():
+        if language == "python":
+            found["round_trip"] = await round_trips(url, 200)
+        # Warm every worker (and a compiled language's compiler): fewer of a compiled language's, each a
+        # compile on SandboxFusion.
+        await load(url, requests(200 if language == "python" else 32), 16)
+        found[key_of(language)] = {}
+        for level in levels:
+            settle()
+            found[key_of(language)][level] = await load(url, requests(max(count, 2 * level)), level)
+            print(f"  {language} {level:4d} clients: {found[key_of(language)][level]}", flush=True)
+        if language == "python":
+            found["per_test"] = await per_test(url, programs)
+            if workers:
+                found["batch"] = await batch(url, programs, workers)
+    return found
+
+
+def languages_of(args: argparse.Namespace, programs: list[Program]) -> dict[str, Requests]:
+    found: dict[str, Requests] = {}
+    for language in args.languages.split(","):
+        if language == "python":
+            found[language] = partial(requests_of, programs)
+            continue
+        if args.programs is None:
+            raise SystemExit(f"{language} needs --programs DIR (bench/service_programs.py says what it holds)")
+        compiled = compiled_programs(args.programs, language)
+        memory = args.java_memory_mb if language == "java" else VERL_MEMORY_MB
+        print(f"{language}: {len(compiled)} programs, {sum(len(i) for _, i, _ in compiled)} tests, memory {memory} MB")
+        found[language] = partial(sample_requests, compiled, language=language, memory_mb=memory)
     return found
 
 
@@ -265,37 +308,51 @@ def main() -> None:
     parser.add_argument("--concurrency", default="64,256,512")
     parser.add_argument("--requests", type=int, default=2000, help="per concurrency level (at least 2 a client)")
     parser.add_argument("--workers", type=int, default=os.cpu_count() or 1)
+    parser.add_argument("--languages", default="python", help="of python, cpp, java (comma-separated)")
+    parser.add_argument("--programs", type=Path, help="DIR/cpp/<APPS-150 id>.cpp, DIR/java/<id>.java")
+    parser.add_argument("--java-memory-mb", type=int, default=VERL_MEMORY_MB, help="-1: none (see above)")
     parser.add_argument("--sf-start", help="a script that starts SandboxFusion's server on PORT and prints its pid")
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
     levels = [int(level) for level in args.concurrency.split(",")]
     programs = solved_programs()
     print(f"{len(programs)} programs, {sum(len(i) for _, i, _ in programs)} tests; {os.cpu_count()} cores")
-    results: dict[str, Any] = {"cores": os.cpu_count(), "workers": args.workers}
+    languages = languages_of(args, programs)
+    results: dict[str, Any] = {"cores": os.cpu_count(), "workers": args.workers, "languages": list(languages)}
     print("codeexec serve:")
     with codeexec_server(args.workers) as url:
-        results["codeexec"] = asyncio.run(measure(url, levels, args.requests, programs, args.workers, True))
+        results["codeexec"] = asyncio.run(measure(url, levels, args.requests, languages, programs, args.workers))
     if args.sf_start:
         print("SandboxFusion:")
         with sandboxfusion_server(args.sf_start) as url:
-            results["sandboxfusion"] = asyncio.run(measure(url, levels, args.requests, programs, args.workers, False))
-    ours, theirs = results["codeexec"], results.get("sandboxfusion")
-    print(f"round trip p50: codeexec {ours['round_trip']['p50_ms']} ms", end="")
-    print(f", SandboxFusion {theirs['round_trip']['p50_ms']} ms" if theirs else "")
-    for level in levels:
-        line = f"{level:4d} clients: codeexec {ours['run_code'][level]['requests_per_s']} req/s"
-        if theirs:
-            ratio = ours["run_code"][level]["requests_per_s"] / theirs["run_code"][level]["requests_per_s"]
-            line += f", SandboxFusion {theirs['run_code'][level]['requests_per_s']} req/s: {ratio:.2f}x"
-        print(line)
-    b = ours["batch"]
-    print(
-        f"batch: {b['samples_per_s']} samples/s ({b['samples']} samples, {b['tests']} tests), floor "
-        f"{b['floor_samples_per_s']}; a request per test: codeexec {ours['per_test']['samples_per_s']}"
-        + (f", SandboxFusion {theirs['per_test']['samples_per_s']} samples/s" if theirs else "")
-    )
+            results["sandboxfusion"] = asyncio.run(measure(url, levels, args.requests, languages, programs, 0))
+    summarize(results, levels)
     if args.json:
         args.json.write_text(json.dumps(results, indent=1))
+
+
+def summarize(results: dict[str, Any], levels: list[int]) -> None:
+    ours, theirs = results["codeexec"], results.get("sandboxfusion")
+    if "round_trip" in ours:
+        print(f"round trip p50: codeexec {ours['round_trip']['p50_ms']} ms", end="")
+        print(f", SandboxFusion {theirs['round_trip']['p50_ms']} ms" if theirs else "")
+    for language in results["languages"]:
+        key = key_of(language)
+        for level in levels:
+            mine = ours[key][level]
+            line = f"{language} {level:4d} clients: codeexec {mine['requests_per_s']} req/s, {mine['right']} right"
+            if theirs:
+                other = theirs[key][level]
+                ratio = mine["requests_per_s"] / other["requests_per_s"]
+                line += f"; SandboxFusion {other['requests_per_s']} req/s, {other['right']} right: {ratio:.2f}x"
+            print(line)
+    if "batch" in ours:
+        b = ours["batch"]
+        print(
+            f"batch: {b['samples_per_s']} samples/s ({b['samples']} samples, {b['tests']} tests), floor "
+            f"{b['floor_samples_per_s']}; a request per test: codeexec {ours['per_test']['samples_per_s']}"
+            + (f", SandboxFusion {theirs['per_test']['samples_per_s']} samples/s" if theirs else "")
+        )
 
 
 if __name__ == "__main__":
