@@ -209,6 +209,24 @@ def test_time_limits_do_not_move_with_the_load(load: str) -> None:
     assert judge("import time\ntime.sleep(1.5)\nprint(3000000)", tests).verdicts == [T]
 
 
+def test_a_compiled_program_s_time_limit_does_not_move_with_the_load(load: str) -> None:
+    """The same for C++ and Java, whose each test is a run of the compiled program: a JVM's main thread only
+    waits for the thread that runs the program, which is the one charged with its waits for a CPU."""
+    count = ("3000000000\n", "3000000000\n")  # a loop of ~0.9 s here, and a JVM's start, under a limit of 3 s
+    cpp = "#include <cstdio>\nint main() { long x, n = 0; scanf(\"%ld\", &x);\n" \
+        '  for (volatile long i = 0; i < x; i += 4) n += 4;\n  printf("%ld\\n", n); }\n'  # fmt: skip
+    java = "public class Main { public static void main(String[] a) {\n" \
+        "  long x = new java.util.Scanner(System.in).nextLong(), n = 0; while (n < x) n++;\n" \
+        "  System.out.println(n); } }\n"  # fmt: skip
+    for language, program in (("cpp", cpp), ("java", java)):
+        verdicts = judge(program, stdin_tests(count, language=language, time_limit_s=3.0)).verdicts
+        assert verdicts == [A], (language, load)
+    sleeper = java.replace("while (n < x) n++;", "Thread.sleep(4000); n = x;").replace(
+        "String[] a)", "String[] a) throws Exception"
+    )
+    assert judge(sleeper, stdin_tests(count, language="java", time_limit_s=3.0)).verdicts == [T]
+
+
 # ---- the judging modes -----------------------------------------------------------------------------------
 
 
@@ -604,6 +622,20 @@ def test_a_java_program_is_judged_on_each_test() -> None:
     assert judge(java, stdin_tests(*DOUBLE_PAIRS, language="java")).verdicts == [A, A, A]
     broken = judge(java.replace("long s = 0;", "long s = ;"), stdin_tests(*DOUBLE_PAIRS, language="java"))
     assert broken.exit_code is Outcome.SYNTAX_ERROR and broken.verdicts == [R]
+
+
+def test_a_java_program_s_heap_is_sized_from_its_memory_limit() -> None:
+    """A JVM sizes its heap from the machine's memory unless told: a program whose garbage outgrows its memory
+    limit before the heap is collected would fail for want of memory it never keeps (and on a large machine
+    the first heap alone is over it)."""
+    garbage = (
+        "public class Main {\n  public static void main(String[] a) {\n    long kept = 0;\n"
+        "    for (int i = 0; i < 48; i++) { byte[] b = new byte[64 << 20]; b[i] = 1; kept += b.length; }\n"
+        '    System.out.println(Runtime.getRuntime().maxMemory() <= (600L << 20) ? "sized" : "unsized");\n'
+        "  }\n}\n"
+    )
+    result = judge(garbage, stdin_tests(("", "sized\n"), language="java", memory_bytes=800 << 20))
+    assert result.verdicts == [A], result
 
 
 def test_only_stdin_tests_take_another_language() -> None:

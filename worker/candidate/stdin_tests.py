@@ -64,7 +64,7 @@ from execute import describe, flush_output, limit_hit, message_of
 from sandbox import SCRATCH, SCRATCH_COPY, confine, empty, open_below, parts
 
 # Bound now, before any candidate code runs, so a candidate that reassigns them changes nothing here.
-_fork, _write, _read, _close, _pread = os.fork, os.write, os.read, os.close, os.pread
+_fork, _write, _read, _close, _pread, _listdir = os.fork, os.write, os.read, os.close, os.pread, os.listdir
 _monotonic_ns, _kill, _killpg, _getpid, _exit = time.monotonic_ns, os.kill, os.killpg, os.getpid, os._exit
 
 _READ = 1 << 16
@@ -154,6 +154,8 @@ class _Test:
         self.err = _Stream(stderr_cap, keep=keep_stderr, overflow="output overflow (stderr)")
         self.charged = self.began = self.ended = 0  # ns
         self.wait: int | None = None  # the test's schedstat, open
+        self.seen_as = 0  # its pid in /proc
+        self.threads_waited = 0  # ns the thread of its that waited most for a CPU had waited, at a deadline
         self.forgiven = 0  # ns this thread waited for a CPU in wake-ups that found a pipe of the test's full
 
     def run(self, code, namespace: dict, given: bytes, contained: bool, sandbox: tuple) -> tuple[str, str, int | None]:
@@ -178,7 +180,7 @@ class _Test:
         for fd in (stdin, out_w, err_w, result_w):
             _close(fd)
         pidfd = os.pidfd_open(pid)
-        seen_as = pid_in_proc(pidfd)
+        seen_as = self.seen_as = pid_in_proc(pidfd)
         self.wait = _figure(f"/proc/{seen_as}/task/{seen_as}/schedstat")
         try:
             ended, detail = self._watch(pidfd)
@@ -226,6 +228,7 @@ class _Test:
         while True:
             now = _monotonic_ns()
             if now >= deadline:
+                self.threads_waited = max(self.threads_waited, self._most_waited())
                 owed = self.limit - self._charge(now)
                 if owed <= 0 or now - self.began >= self.ceiling:
                     return "limit", ""
@@ -247,11 +250,28 @@ class _Test:
                     poller.unregister(fd)
 
     def _charge(self, now: int) -> int:
-        """ns charged by `now`: the wall-clock time since the fork, less the time the test's main thread
-        waited for a CPU, and this thread's own wait for one where it woke to a full pipe of the test's (its
-        writer may have waited for its reader, late: `forgiven`); only then, or a test that sleeps would be
-        forgiven every late look at its deadline. The wall-clock time where the kernel gives no figure."""
-        return max(0, now - self.began - self.forgiven - (_waited(self.wait) or 0))
+        """ns charged by `now`: the wall-clock time since the fork, less the time the test's thread that waited
+        most waited for a CPU (its main thread's now; another's as last read at a deadline: a JVM's main
+        thread only waits for the thread that runs the program), and this thread's own wait for one where it
+        woke to a full pipe of the test's (its writer may have waited for its reader, late: `forgiven`); only
+        then, or a test that sleeps would be forgiven every late look at its deadline. The wall-clock time
+        where the kernel gives no figure."""
+        waited = max(_waited(self.wait) or 0, self.threads_waited)
+        return max(0, now - self.began - self.forgiven - waited)
+
+    def _most_waited(self) -> int:
+        """ns the thread of the test's process that has waited most for a CPU has waited (0: no figure)."""
+        try:
+            threads = _listdir(f"/proc/{self.seen_as}/task")
+        except OSError:  # it has ended
+            return 0
+        most = 0
+        for thread in threads:
+            fd = _figure(f"/proc/{self.seen_as}/task/{thread}/schedstat")
+            most = max(most, _waited(fd) or 0)
+            if fd is not None:
+                _close(fd)
+        return most
 
 
 class _Stream:

@@ -254,7 +254,7 @@ def _steps(
     given = {
         "steps": [
             {
-                "argv": step.argv,
+                "argv": _with_memory(step.argv, config.memory_bytes),
                 "env": step.env,
                 "limit": step.limit,
                 "cap": step.cap or config.output_bytes,
@@ -314,6 +314,14 @@ def _result(language: Language, runs: list[RunResult], ended: list[tuple[Step, T
     end = how_it_ended(last, last.stdout, last.stderr, last.wall_s, last.charged_s) if ran else None
     result = one_test(run, outcome, detail, charged, end)  # type: ignore[arg-type]
     return result.model_copy(update={"script": end, "compiled": compiled, "files": run.files if ran else {}})
+
+
+def _with_memory(argv: list[str], memory_bytes: int | None) -> list[str]:
+    """`argv` with "{memory}" the step's memory limit in bytes (a JVM's heap is sized from it); a word that
+    names it is left out where there is none."""
+    if memory_bytes is None:
+        return [word for word in argv if "{memory}" not in word]
+    return [word.replace("{memory}", str(memory_bytes)) for word in argv]
 
 
 def compile_succeeded(language: Language, test: TestEnded) -> bool:

@@ -20,6 +20,10 @@ from codeexec.worker.languages.language import Language, absolute
 JAVATUPLES = "/usr/share/java/javatuples.jar"
 #: Debian's junit5: JUnit's console launcher with JUnit Jupiter in one jar (SandboxFusion's junit's 1.8.2).
 JUNIT = "/usr/share/java/junit-platform-console-standalone.jar"
+#: A program's JVM sized from its memory limit ("{memory}": the step's RLIMIT_DATA, worker/judging/programs.py),
+#: not from the machine's memory, which it reads otherwise: on a large machine its first heap alone is over
+#: the limit, and a program's garbage grows the heap past it before a collection (judges pass -Xmx for this).
+HEAP = ("-XX:MaxRAM={memory}", "-XX:MaxRAMPercentage=75")
 _CLASS_PATH = ("-cp", "-classpath", "--class-path")
 _PUBLIC_CLASS = re.compile(r"^\s*public\s+(?:final\s+)?class\s+(\w+)", re.MULTILINE)
 
@@ -60,7 +64,7 @@ LANGUAGE = Java(
     file="Main.java",
     main="Problem",
     compile=(("javac", "-encoding", "UTF8", "-cp", JAVATUPLES, "{file}"),),
-    run=("java", "-ea", "-cp", f".:{JAVATUPLES}", "{main}"),
+    run=("java", *HEAP, "-ea", "-cp", f".:{JAVATUPLES}", "{main}"),
     reads=("/usr/share/java", "/etc/java-17-openjdk"),
     failed_assertion=re.compile(r"java\.lang\.AssertionError"),
     compile_limit_s=15.0,
@@ -75,7 +79,7 @@ DIALECTS = {
         LANGUAGE,
         main="Main",
         compile=(("javac", "{file}"),),
-        run=("java", "-cp", ".", "{main}"),
+        run=("java", *HEAP, "-cp", ".", "{main}"),
         compile_limit_s=100.0,
         run_limit_s=10.0,
     ),
@@ -85,7 +89,7 @@ DIALECTS = {
     "competitive": replace(
         LANGUAGE,
         compile=(("javac", "-encoding", "UTF8", "{file}"),),
-        run=("java", "-DONLINE_JUDGE=true", "-cp", ".", "{stem}"),
+        run=("java", *HEAP, "-DONLINE_JUDGE=true", "-cp", ".", "{stem}"),
     ),
     # SandboxFusion's junit: the program's public class's file (else Main.java), compiled with JUnit on the
     # class path, then JUnit's console launcher runs every test class it finds.
@@ -95,14 +99,14 @@ DIALECTS = {
         needs=(JUNIT,),
         main="Main",
         compile=(("javac", "-cp", f".:{JUNIT}", "{file}"),),
-        run=("java", "-jar", JUNIT, "--class-path", f".:{JUNIT}", "--scan-class-path"),
+        run=("java", *HEAP, "-jar", JUNIT, "--class-path", f".:{JUNIT}", "--scan-class-path"),
     ),
     "sandboxfusion": Main(
         **{
             **vars(LANGUAGE),
             "main": "Main",
             "compile": (("javac", "-cp", f".:{JAVATUPLES}", "{file}"),),
-            "run": ("java", "-cp", f".:{JAVATUPLES}", "-ea", "{main}"),
+            "run": ("java", *HEAP, "-cp", f".:{JAVATUPLES}", "-ea", "{main}"),
         }
     ),
 }

@@ -47,7 +47,8 @@ class Language:
       Jest), which an error and `codeexec doctor` name where one is missing (`install`);
     - `file`: the program's file name; `compile`: the compile steps, `run`: the run's command, each a list
       of words, where "{file}" is the file's name, "{stem}" the name without its suffix, and a word that
-      is a tool's name, that tool's path ("{main}": `main`, the class a JVM runs); `env`: variables of every
+      is a tool's name, that tool's path ("{main}": `main`, the class a JVM runs; "{memory}": the step's
+      memory limit in bytes, worker/judging/programs.py); `env`: variables of every
       step ("{dir}": the working directory);
     - `reads`: directories beyond the system's its steps read and execute (headers, class libraries);
       `needs`: files or directories without which its programs cannot be judged (a library the tests
