@@ -2,17 +2,16 @@
 Loaded by path in the candidate's interpreter (worker/candidate/__init__.py); child.py's main() calls
 run_tests() with `stdio` (worker/judging/stdio.py builds it), in the candidate's own process.
 
-That process runs no line of the program itself: it is the tests' *runner*. It runs the mode's prelude
-and compiles the program once, then for each test forks a process that runs the compiled program as
-Python runs a script (as __main__, in the namespace the prelude made, its own copy), on a standard input
-that is a file holding the test's input (input(), sys.stdin, sys.stdin.buffer, open(0) and seek() all
-work), printing to pipes of the runner's. The runner reads what it prints, charges its time, ends it
-and everything it started, empties the working directory, and tells the host in a "test" record
-(child.py); the host compares the output and answers whether to go on. Nothing is judged here.
+That process runs no line of the program itself: it is the tests' *runner*. It runs the mode's prelude and
+compiles the program once, then for each test forks a process that runs the compiled program as Python runs
+a script (as __main__, in its own copy of the prelude's namespace), on a standard input that is a file
+holding the test's input (input(), sys.stdin, sys.stdin.buffer, open(0) and seek() all work), printing to
+pipes of the runner's. The runner reads what it prints, charges its time, ends it and everything it
+started, empties the working directory, and tells the host in a "test" record (child.py); the host
+compares the output and answers whether to go on. Nothing is judged here.
 
-Why a fork of the runner, rather than a process from the host for each test: the fork is all a test
-costs (the program compiled, the prelude's modules imported and its namespace built once, before
-the forks), ~3 ms here against ~10 ms (docs/benchmarks.md), and no test can reach another:
+Why a fork of the runner, not a process from the host a test: the fork is all a test costs (the program
+compiled, the prelude's modules and namespace made once), ~3 ms against ~10 ms, and no test reaches another:
 
 - the runner confines each test's process (Landlock, no capabilities: confine()) before it runs a line
   of the program, and stays outside that domain itself, so no test can signal or trace it or read its
@@ -26,29 +25,26 @@ the forks), ~3 ms here against ~10 ms (docs/benchmarks.md), and no test can reac
     stdio = {"prelude": code, "inputs": marshal data of [bytes, ...], "limit": s, "caps": [bytes, ...],
              "stderr_cap": bytes, "budget": s, "ceiling": factor, "script": None or {"file": name, "pytest": bool}}
 
-limit: seconds a test may be charged; caps: what each may print; budget: seconds all of them may be
-charged together (the sample's); ceiling: the wall-clock time a test may take, as a multiple of its limit.
+limit: seconds a test may be charged; caps: what each may print; budget: seconds all of them may be charged
+together; ceiling: the wall-clock time a test may take, as a multiple of its limit.
 
 steps (programs in other languages: worker/judging/programs.py, run_steps()): no Python runs in the tests'
-processes at all. Each step is a command the test's process executes (execve) once it is confined, in the
-working directory, where the host wrote the program's file: a compiler, then the program it made, or an
-interpreter on the file. A step's outcome is its exit status; the host answers whether to run the next
-(not after a failed compile).
+processes. Each step is a command the test's process executes once confined, in the working directory
+holding the program's file: a compiler, then what it made, or an interpreter on the file. A step's
+outcome is its exit status; the host answers whether to run the next (not after a failed compile).
 
     steps = {"steps": [{"argv": [path, ...], "env": {name: value}, "limit": s, "cap": bytes,
                         "data_bytes": bytes or None, "stdin": bytes}, ...], "stderr_cap": bytes, "ceiling": factor}
 
-argv[0] is the command's absolute path; env is added to the runner's environment ("{dir}" in a value: the
-working directory's absolute path); data_bytes is the step's RLIMIT_DATA (what a runtime that reserves
-address space up front, the JVM, Node, Go, is not broken by, as RLIMIT_AS breaks it); stdin, its standard
-input (a script's run's: /run_code); limit, cap and ceiling as for stdio.
+argv[0] is the command's absolute path; env is added to the runner's environment ("{dir}": the working
+directory's absolute path); data_bytes, the step's RLIMIT_DATA (RLIMIT_AS breaks the JVM, Node and Go, which
+reserve address space up front); stdin, its standard input; limit, cap and ceiling as for stdio.
 
-script (the HTTP service's /run_code: worker/judging/script.py): the program is a file in the working
-directory, which the host wrote there with the request's files, and its one test runs it as `python FILE`
-(or `pytest FILE`) would, to the letter a client can see: sys.argv, __file__, the file's directory first
-on sys.path, a traceback (a syntax error's too) on stderr and exit status 1, SystemExit's status, and
-the status the process ends with. Its stderr is kept and sent to the host, as its stdout is, and the
-working directory is left as the program left it, for the host to fetch files from.
+script (the HTTP service's /run_code: worker/judging/script.py): the program is a file the host wrote in
+the working directory with the request's files; its one test runs it as `python FILE` (or `pytest FILE`)
+would, to the letter a client can see: sys.argv, __file__, the file's directory first on sys.path, a
+traceback (a syntax error's too) on stderr and status 1, SystemExit's status. Its stderr is sent to the
+host as its stdout is, and the working directory left as the program left it, for the host's fetch.
 """
 
 import builtins
@@ -154,8 +150,7 @@ class _Test:
         self.err = _Stream(stderr_cap, keep=keep_stderr, overflow="output overflow (stderr)")
         self.charged = self.began = self.ended = 0  # ns
         self.wait: int | None = None  # the test's schedstat, open
-        self.seen_as = 0  # its pid in /proc
-        self.threads_waited = 0  # ns the thread of its that waited most for a CPU had waited, at a deadline
+        self.seen_as = self.threads_waited = 0  # its pid in /proc; its threads' most wait for a CPU, ns
         self.forgiven = 0  # ns this thread waited for a CPU in wake-ups that found a pipe of the test's full
 
     def run(self, code, namespace: dict, given: bytes, contained: bool, sandbox: tuple) -> tuple[str, str, int | None]:
@@ -250,27 +245,25 @@ class _Test:
                     poller.unregister(fd)
 
     def _charge(self, now: int) -> int:
-        """ns charged by `now`: the wall-clock time since the fork, less the time the test's thread that waited
-        most waited for a CPU (its main thread's now; another's as last read at a deadline: a JVM's main
-        thread only waits for the thread that runs the program), and this thread's own wait for one where it
-        woke to a full pipe of the test's (its writer may have waited for its reader, late: `forgiven`); only
-        then, or a test that sleeps would be forgiven every late look at its deadline. The wall-clock time
-        where the kernel gives no figure."""
-        waited = max(_waited(self.wait) or 0, self.threads_waited)
-        return max(0, now - self.began - self.forgiven - waited)
+        """ns charged by `now`: the wall-clock time since the fork, less the wait for a CPU of the test's thread
+        that waited most (its main thread's now, the others' as read at a deadline: a JVM's main thread waits
+        for the one running the program) and this thread's own in wake-ups to a full pipe of the test's (its
+        writer may have waited for its reader, late: `forgiven`; only then, or a sleeper would be forgiven
+        every late look at its deadline). The wall-clock time where the kernel gives no figure."""
+        return max(0, now - self.began - self.forgiven - max(_waited(self.wait) or 0, self.threads_waited))
 
     def _most_waited(self) -> int:
-        """ns the thread of the test's process that has waited most for a CPU has waited (0: no figure)."""
+        """ns the test's thread that has waited most for a CPU has waited (0: none to read)."""
         try:
-            threads = _listdir(f"/proc/{self.seen_as}/task")
+            figures = [
+                _figure(f"/proc/{self.seen_as}/task/{task}/schedstat")
+                for task in _listdir(f"/proc/{self.seen_as}/task")
+            ]
         except OSError:  # it has ended
             return 0
-        most = 0
-        for thread in threads:
-            fd = _figure(f"/proc/{self.seen_as}/task/{thread}/schedstat")
-            most = max(most, _waited(fd) or 0)
-            if fd is not None:
-                _close(fd)
+        most = max((_waited(fd) or 0 for fd in figures), default=0)
+        for fd in filter(None, figures):
+            _close(fd)
         return most
 
 
