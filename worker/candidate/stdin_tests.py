@@ -262,7 +262,7 @@ class _Test:
         except OSError:  # it has ended
             return 0
         most = max((_waited(fd) or 0 for fd in figures), default=0)
-        for fd in filter(None, figures):
+        for fd in [fd for fd in figures if fd is not None]:
             _close(fd)
         return most
 

@@ -312,6 +312,8 @@ def _result(language: Language, runs: list[RunResult], ended: list[tuple[Step, T
     compiled = made and how_it_ended(made, made.stdout[-_KEPT:], made.stderr[-_KEPT:], made.wall_s, made.charged_s)
     ran = step.kind == "run"
     end = how_it_ended(last, last.stdout, last.stderr, last.wall_s, last.charged_s) if ran else None
+    if end is not None and language.status_ignored and end.status == 0 and outcome is not Outcome.PASS:
+        end = end.model_copy(update={"failed": True})  # Mono's failed Debug.Assert: its status says nothing
     result = one_test(run, outcome, detail, charged, end)  # type: ignore[arg-type]
     return result.model_copy(update={"script": end, "compiled": compiled, "files": run.files if ran else {}})
 
