@@ -93,8 +93,11 @@ _open, _close, _monotonic_ns = os.open, os.close, time.monotonic_ns
 #       then waits for the host's answer, one byte: b"p" (the test holds), b"m" (it failed: evaluate
 #       the message and raise the AssertionError) or b"x" (testing the value raised: the host has the
 #       exception). The host answers the first such line for each assertion, and judges that value.
+#   {"nonce": N, "event": "starting", "index": I, "clock": C, "waited": W}
+#       only from the "stdin" and "steps" harnesses: test I's process is about to be forked; C and W as for
+#       "started". Until its "test" line, the time is the test's, under its own limit, not this process's.
 #   {"nonce": N, "event": "test", "index": I, "ended": E, "detail": D, "stdout": L, "stderr": K, "status": S,
-#    "ns": C, "began": B, "clock": T}
+#    "ns": C, "began": B, "clock": T, "waited": W}
 #       only from the "stdin" and "steps" harnesses (stdin tests, scripts, a program's steps: stdin_tests.py),
 #       once test I's process and all it started are gone: E is "pass" or "error" (the program's own account
 #       of how it ended; D says why, as "finished" does; a step's command that could not be executed),
@@ -103,8 +106,9 @@ _open, _close, _monotonic_ns = os.open, os.close, time.monotonic_ns
 #       and K bytes of what it wrote to stderr (a script's or a step's; 0 for a stdin test, whose stderr is
 #       only counted) to stderr. S: the status its process ended with, as
 #       os.waitstatus_to_exitcode() gives it (-N: signal N), or null where the runner stopped it ("limit",
-#       "output"). C: the ns it was charged; B, T: CLOCK_MONOTONIC in ns at its fork and its end. The
-#       child then waits for the host's answer, one byte: b"c" (run the next test) or b"s" (stop).
+#       "output"). C: the ns it was charged; B, T: CLOCK_MONOTONIC in ns at its fork and its end; W as for
+#       "started", now. The child then waits for the host's answer, one byte: b"c" (run the next test) or
+#       b"s" (stop).
 #   {"nonce": N, "event": "unit", "name": K, "ended": E, "detail": D}
 #       only from the "suite" harness (a test file: testfile.py), as each of its tests ends: K is its name
 #       ("Class.test_x", "test_y"), E "pass", "fail", "error" or "skip", D the end of its traceback (or
@@ -344,20 +348,25 @@ def _calls(candidate: str, given: dict, record: tuple, _: tuple) -> tuple:
 
 def _forks(candidate: str, given: dict, record: tuple, sandboxed: tuple) -> tuple:
     """A confined fork of this process per test: the program as a script on a stdin test's input (run_tests()),
-    or a step of another language's program, a compiler or the program (run_steps()); "test" lines."""
+    or a step of another language's program, a compiler or the program (run_steps()); "starting" and "test"
+    lines."""
     plan, rules, protections = sandboxed
     # kill(-1) between tests is this namespace's only where the runner is its second process.
     contained = protections["pid_namespace"] == "on" and _getpid() == 2
 
+    def starting(index: int) -> None:
+        send(*record, "starting", stamp=True, index=index)
+
     def report(index: int, ended: str, detail: str, printed: tuple, status: int | None, *times: int) -> bool:
         fields = {"ended": ended, "detail": detail, "stdout": printed[0], "stderr": printed[1], "status": status}
-        send(*record, "test", index=index, **dict(zip(("ns", "began", "clock"), times, strict=True)), **fields)
+        times_of = dict(zip(("ns", "began", "clock"), times, strict=True)) | {"waited": clock()["waited"]}
+        send(*record, "test", index=index, **times_of, **fields)
         return _read(record[0], 1) == b"c"
 
     confinement = (plan, rules, {name: protections[name] for name in ("filesystem", "signals", "capabilities")})
     if "steps" in given:
-        return run_steps, (given, contained, confinement, report)
-    return run_tests, (candidate, given, contained, confinement, report)
+        return run_steps, (given, contained, confinement, starting, report)
+    return run_tests, (candidate, given, contained, confinement, starting, report)
 
 
 def _suite(candidate: str, given: dict, record: tuple, _: tuple) -> tuple:

@@ -65,15 +65,18 @@ _monotonic_ns, _kill, _killpg, _getpid, _exit = time.monotonic_ns, os.kill, os.k
 
 _READ = 1 << 16
 _RESULT_BYTES = 4096
+_LOOKS = 10  # a test's threads' figures are read this many times in its limit, and at each deadline
 
 
-def run_tests(candidate: str, stdio: dict, contained: bool, sandbox: tuple, report) -> tuple[str, str, str | None]:
-    """Run the program on each test's input in turn; `report(index, ended, detail, (stdout, stderr), status,
-    ns, began, clock)` sends each test's "test" record (child.py) and returns whether the host wants the
-    next. `contained`: this process is the PID namespace's second (child.py). `sandbox`: (plan, rules,
-    states) for confine(), and the states it is to give. (outcome, detail, message) of the whole: "pass"
-    once the tests the host wanted (or the budget allowed) have run; "syntax_error": the program does not
-    compile, no test runs; "error": the prelude failed."""
+def run_tests(
+    candidate: str, stdio: dict, contained: bool, sandbox: tuple, starting, report
+) -> tuple[str, str, str | None]:
+    """Run the program on each test's input in turn; `starting(index)` sends a test's "starting" record
+    (child.py) before its fork, `report(index, ended, detail, (stdout, stderr), status, ns, began, clock)`
+    its "test" record once it is gone, and says whether the host wants the next. `contained`: this process
+    is the PID namespace's second (child.py). `sandbox`: (plan, rules, states) for confine(), and the states
+    it is to give. (outcome, detail, message) of the whole: "pass" once the tests the host wanted (or the
+    budget allowed) have run; "syntax_error": the program does not compile; "error": the prelude failed."""
     try:
         namespace = prelude_namespace(stdio["prelude"])
     except BaseException as exc:  # a prelude module the interpreter lacks
@@ -97,6 +100,7 @@ def run_tests(candidate: str, stdio: dict, contained: bool, sandbox: tuple, repo
         if index:  # what the last test wrote goes before anything of this one exists
             empty(".")
         test = _Test(limit, stdio["ceiling"] * limit, stdio["caps"][index], stdio["stderr_cap"], own_wait, bool(script))
+        starting(index)
         ended, detail, status = test.run(code, namespace, given, contained, sandbox)
         charged += test.charged
         if script and script.get("scratch"):
@@ -108,13 +112,14 @@ def run_tests(candidate: str, stdio: dict, contained: bool, sandbox: tuple, repo
     return "pass", "", None
 
 
-def run_steps(steps: dict, contained: bool, sandbox: tuple, report) -> tuple[str, str, None]:
+def run_steps(steps: dict, contained: bool, sandbox: tuple, starting, report) -> tuple[str, str, None]:
     """Run each of `steps`' commands in turn, in a confined process of its own, while the host wants the
-    next; `report` as for run_tests(). ("pass", "", None) once they have run: the host judges them."""
+    next; `starting` and `report` as for run_tests(). ("pass", "", None) once they have run: the host judges them."""
     own_wait = _figure("/proc/thread-self/schedstat")
     for index, step in enumerate(steps["steps"]):
         limit = step["limit"] * 1e9
         test = _Test(limit, steps["ceiling"] * limit, step["cap"], steps["stderr_cap"], own_wait, True)
+        starting(index)
         ended, detail, status = test.run(step, {}, step["stdin"], contained, sandbox)
         if not test.report(report, index, ended, detail, status):
             break
@@ -159,9 +164,7 @@ class _Test:
         or "killed" (it ended without an account, by a signal or an exit status other than 0); status the
         one it ended with (os.waitstatus_to_exitcode()), None where it was stopped ("limit", "output")."""
         stdin = os.memfd_create("stdin")
-        view = memoryview(given)
-        while view:
-            view = view[_write(stdin, view) :]
+        _write_all(stdin, given)
         os.lseek(stdin, 0, os.SEEK_SET)
         self.out.fd, out_w = os.pipe()
         self.err.fd, err_w = os.pipe()
@@ -219,11 +222,13 @@ class _Test:
         for fd in (pidfd, self.out.fd, self.err.fd):
             poller.register(fd, select.POLLIN)
         streams = {self.out.fd: self.out, self.err.fd: self.err}
-        deadline = self.began + self.limit
+        deadline, look = self.began + self.limit, self.began + self.limit // _LOOKS
         while True:
             now = _monotonic_ns()
-            if now >= deadline:
+            if now >= min(deadline, look):  # often: a thread's figure goes with it, before its process ends
                 self.threads_waited = max(self.threads_waited, self._most_waited())
+                look = now + self.limit // _LOOKS
+            if now >= deadline:
                 owed = self.limit - self._charge(now)
                 if owed <= 0 or now - self.began >= self.ceiling:
                     return "limit", ""
@@ -231,7 +236,7 @@ class _Test:
                 deadline = min(now + owed, self.began + self.ceiling)
                 continue
             asleep = _waited(self.own_wait)
-            for fd, _ in poller.poll((deadline - now) / 1e6 + 1):
+            for fd, _ in poller.poll((min(deadline, look) - now) / 1e6 + 1):
                 if fd == pidfd:  # it has ended (unreaped)
                     return None, ""
                 before = streams[fd].count
@@ -245,22 +250,20 @@ class _Test:
                     poller.unregister(fd)
 
     def _charge(self, now: int) -> int:
-        """ns charged by `now`: the wall-clock time since the fork, less the wait for a CPU of the test's thread
-        that waited most (its main thread's now, the others' as read at a deadline: a JVM's main thread waits
-        for the one running the program) and this thread's own in wake-ups to a full pipe of the test's (its
-        writer may have waited for its reader, late: `forgiven`; only then, or a sleeper would be forgiven
-        every late look at its deadline). The wall-clock time where the kernel gives no figure."""
+        """ns charged by `now`: the wall-clock time since the fork (where the kernel gives figures) less the wait
+        for a CPU of the test's thread that waited most (its main thread's now, the others' as last read, each
+        tenth of its limit and at deadlines: a JVM's main thread waits for the one running the program) and this
+        thread's own in wake-ups to a full pipe of the test's (its writer may have waited for its reader, late:
+        `forgiven`; only then, or a sleeper would be forgiven every late look at its deadline)."""
         return max(0, now - self.began - self.forgiven - max(_waited(self.wait) or 0, self.threads_waited))
 
     def _most_waited(self) -> int:
         """ns the test's thread that has waited most for a CPU has waited (0: none to read)."""
         try:
-            figures = [
-                _figure(f"/proc/{self.seen_as}/task/{task}/schedstat")
-                for task in _listdir(f"/proc/{self.seen_as}/task")
-            ]
+            tasks = _listdir(f"/proc/{self.seen_as}/task")
         except OSError:  # it has ended
             return 0
+        figures = [_figure(f"/proc/{self.seen_as}/task/{task}/schedstat") for task in tasks]
         most = max((_waited(fd) or 0 for fd in figures), default=0)
         for fd in [fd for fd in figures if fd is not None]:
             _close(fd)
@@ -273,10 +276,7 @@ class _Stream:
 
     def __init__(self, cap: int, keep: bool, overflow: str) -> None:
         self.cap, self.keep, self.overflow = cap, keep, overflow  # overflow: the detail of a test over the cap
-        self.fd = -1
-        self.data = b""
-        self.count = 0
-        self.open = True
+        self.fd, self.data, self.count, self.open = -1, b"", 0, True
 
     def read(self, drain: bool = False) -> bool:
         """One read (or with `drain`, all that is there); False once the test has written over the cap."""

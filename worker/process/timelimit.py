@@ -23,6 +23,13 @@ would have returned on an idle machine (less its own wait for a CPU in it) to wh
 pipe filled by another of the candidate's processes while its main thread runs on earns it that
 lateness too, once per pipeful: at most 20 before the default caps.
 
+A stdin test or a step of another language's program runs in a process of its own under a limit of its
+own, charged by the runner as above but from the wait of whichever of its threads waited most (a JVM's main
+thread only waits for the one running the program: worker/candidate/stdin_tests.py). The candidate, the
+tests' runner, is charged only what each test was charged once it has ended ("test" records), and none of
+a test's time while it runs (from its "starting" record): its wall-clock time on a loaded machine is not
+the runner's, and the test's own limit and ceiling bound it.
+
 The figure is read when the nominal deadline arrives, not on every poll: the child sends it (with
 its clock) when it starts and when it finishes, and the host looks it up in /proc only at a
 deadline, pushing the deadline on by the time the candidate is still owed.
@@ -45,9 +52,25 @@ class Limit:
     # under way at the first is added to the kernel's figure only when it ends), and the time-out the
     # first decided must not be reported as a charge under the limit.
     most: float = 0.0
+    # Since when a stdin test or a step of its has run (its time is its own limit's), and its main thread's
+    # figure then; how long that thread waited for a CPU in the tests that ended (not to be subtracted again).
+    testing: tuple[float, int | None] | None = None
+    waited_in_tests: int = 0
 
     def pause(self, since: float, until: float) -> None:
         self.pauses.append((since, until))
+
+    def test_started(self, at: float, waited: int | None) -> None:
+        """A test's process started at `at`, when the main thread had waited `waited` ns: until it ends, none
+        of the time is the candidate's."""
+        self.testing = (at, waited)
+
+    def test_ended(self, began: float, charged_s: float, ended: float, waited: int | None) -> None:
+        """The test that began at `began` ended at `ended`, charged `charged_s`: that much is the candidate's."""
+        if self.testing is not None and self.testing[1] is not None and waited is not None:
+            self.waited_in_tests += waited - self.testing[1]
+        self.testing = None
+        self.pause(began + charged_s, ended)
 
     @property
     def wall_clock_only(self) -> bool:
@@ -58,11 +81,14 @@ class Limit:
         """Seconds charged at monotonic time `now`, when the main thread had waited `waited` ns."""
         # Only what the host was late before `now` (a pause noted later may end after the clock read).
         running = now - self.start - sum(max(0.0, min(until, now) - since) for since, until in self.pauses)
+        if self.testing is not None:
+            running -= max(0.0, now - self.testing[0])
+            waited = self.testing[1]
         if waited is None or self.waited is None:
             return max(0.0, running)
         # Never below zero: a wait is added to the figure only when it ends, so one under way when the
         # first figure was read may be counted in the second but not in the time between them.
-        return max(0.0, running - max(0, waited - self.waited) / 1e9)
+        return max(0.0, running - max(0, waited - self.waited - self.waited_in_tests) / 1e9)
 
     def charged_now(self, now: float) -> float:
         self.most = max(self.most, self.charged(now, self._waited_now()))

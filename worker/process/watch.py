@@ -95,7 +95,7 @@ class _ChildRecord(BaseModel):
     """One line of the child's record socket; worker/candidate/child.py describes them."""
 
     nonce: str
-    event: Literal["started", "check", "value", "test", "unit", "finished"]
+    event: Literal["started", "check", "value", "starting", "test", "unit", "finished"]
     clock: int = 0
     waited: int | None = None
     outcome: Literal["pass", "assertion_fail", "syntax_error", "error"] | None = None
@@ -305,6 +305,8 @@ class Watch:
             elif record.event == "unit" and self.limit is not None and len(self.units) < _MOST_UNITS:
                 if record.ended in ("pass", "fail", "error", "skip"):
                     self.units.append(TestOutcome(name=record.name, outcome=record.ended, detail=record.detail))
+            elif record.event == "starting" and self.limit is not None:
+                self.limit.test_started(record.clock / 1e9, record.waited)
             elif record.event == "test" and self.limit is not None:
                 ending = self._test(record, poller)
                 if ending:
@@ -354,7 +356,7 @@ class Watch:
     def _test(self, record: _ChildRecord, poller: select.poll) -> Ending | None:
         """A stdin test has ended: judge it (on_test) with what it printed, the `stdout` bytes written
         before the record, and tell the runner whether to go on. The time the test was not charged (its
-        waits for a CPU) is not the runner's either."""
+        waits for a CPU) is not the runner's either (worker/process/timelimit.py)."""
         ending = self._read(self.stdout_fd, poller, drain=True) or self._read(self.stderr_fd, poller, drain=True)
         if ending:
             return ending
@@ -367,7 +369,7 @@ class Watch:
         )
         go_on = self.on_test is not None and self.on_test(test)
         assert self.limit is not None
-        self.limit.pause((record.began + record.ns) / 1e9, record.clock / 1e9)
+        self.limit.test_ended(record.began / 1e9, record.ns / 1e9, record.clock / 1e9, record.waited)
         try:
             os.write(self.record_fd, b"c" if go_on else b"s")
         except OSError:  # gone: the watch reads how
