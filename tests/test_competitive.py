@@ -644,6 +644,11 @@ def test_a_java_program_is_judged_on_each_test() -> None:
     assert judge(java, stdin_tests(*DOUBLE_PAIRS, language="java")).verdicts == [A, A, A]
     broken = judge(java.replace("long s = 0;", "long s = ;"), stdin_tests(*DOUBLE_PAIRS, language="java"))
     assert broken.exit_code is Outcome.SYNTAX_ERROR and broken.verdicts == [R]
+    # A runtime error says what the program said of it: its exception, on its stderr.
+    thrown = judge(java.replace("2 * s", "2 * s / (s == 5 ? 0 : 1)"), stdin_tests(*DOUBLE_PAIRS, language="java"))
+    assert thrown.verdicts == [A, R], thrown.detail
+    assert thrown.detail.startswith("test 2 of 3: runtime_error: the program exited with status 1; stderr: ")
+    assert "java.lang.ArithmeticException: / by zero" in thrown.detail
 
 
 def test_a_java_program_s_heap_is_sized_from_its_memory_limit() -> None:

@@ -30,7 +30,7 @@ from codeexec.worker.judging.outputs import same_stdout
 from codeexec.worker.judging.programs import Failed, compile_succeeded, prepare
 from codeexec.worker.languages import language_of
 from codeexec.worker.process.runner import Harness, run_program
-from codeexec.worker.process.watch import TestEnded
+from codeexec.worker.process.watch import TestEnded, said_on_stderr
 
 if TYPE_CHECKING:
     from codeexec.worker.judging.context import Context
@@ -141,4 +141,6 @@ def ended(test: TestEnded, mode: JudgeMode) -> tuple[Verdict | None, str]:
         return Verdict.MEMORY_LIMIT, test.detail
     if test.detail.startswith("SystemExit") and mode != "exact":  # the in-process graders swallow SystemExit
         return None, ""
-    return Verdict.RUNTIME_ERROR, test.detail
+    # A compiled program's account of itself is its stderr (a Python test's is its detail: its stderr is
+    # only counted).
+    return Verdict.RUNTIME_ERROR, test.detail + said_on_stderr(test.stderr)

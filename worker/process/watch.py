@@ -464,8 +464,14 @@ class Watch:
         return self._charge(Ending(Outcome.TIMEOUT, detail), charged)
 
     def _stderr(self) -> str:
-        tail = " ".join(self.stderr_tail.decode("utf-8", "replace").split())[-_TAIL_CHARS:]
-        return f"; stderr: {tail}" if tail else ""
+        return said_on_stderr(self.stderr_tail.decode("utf-8", "replace"))
+
+
+def said_on_stderr(text: str) -> str:
+    """The end of what a process wrote to stderr, on one line, to end a detail with ("; stderr: ..."); ""
+    where it wrote nothing."""
+    tail = " ".join(text.split())[-_TAIL_CHARS:]
+    return f"; stderr: {tail}" if tail else ""
 
 
 _reported: set[str] = set()
