@@ -355,8 +355,8 @@ class Watch:
 
     def _test(self, record: _ChildRecord, poller: select.poll) -> Ending | None:
         """A stdin test has ended: judge it (on_test) with what it printed, the `stdout` bytes written
-        before the record, and tell the runner whether to go on. The time the test was not charged (its
-        waits for a CPU) is not the runner's either (worker/process/timelimit.py)."""
+        before the record, and tell the runner whether to go on. Of the test's time, the runner is charged
+        what the test was charged, no more (worker/process/timelimit.py)."""
         ending = self._read(self.stdout_fd, poller, drain=True) or self._read(self.stderr_fd, poller, drain=True)
         if ending:
             return ending
