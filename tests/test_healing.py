@@ -3,12 +3,15 @@ mid-batch, and where it cannot be started again. Real commands, a real Valkey, r
 
 from __future__ import annotations
 
+import asyncio
 import json
+import logging
 import os
 import shutil
 import signal
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import httpx
@@ -16,8 +19,11 @@ import pytest
 import redis
 
 from codeexec.producer.local import resident
+from codeexec.producer.local.valkey import EmbeddedServer
+from codeexec.producer.service.dispatch import Dispatch
 from codeexec.protocol import keys
-from codeexec.protocol.settings import embedded_socket
+from codeexec.protocol.result import Outcome, StoredResult
+from codeexec.protocol.settings import embedded_socket, get_settings
 from helpers import ROOT, Server, Suite, assert_exact, codeexec, make_suite, private_env, wait_until
 
 # Each sample sleeps this long once, so that a run of SAMPLES on two workers lasts seconds: the test
@@ -176,3 +182,56 @@ def test_serve_carries_a_batch_over_its_server_s_death(data_dir: Path, tmp_path:
     finally:
         server.stop()
     assert "started again from its append-only file" in (data_dir / "logs" / "valkey-keeper.log").read_text()
+
+
+def test_a_request_waiting_for_results_outlasts_its_redis(
+    server: EmbeddedServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    """What a request of `serve` waits on (Dispatch.results) when it reads Redis while Redis is down: it
+    waits Redis out and goes on. (CI saw a batch's stream stall for good: its waiter, woken for a result
+    published just before the server was killed, read it after, and ended with the ConnectionError.)"""
+    client = redis.Redis.from_url(server.url, decode_responses=True)
+    run, task = get_settings().serve_run, "t"
+
+    def record(index: int) -> None:
+        passed = StoredResult(exit_code=Outcome.PASS, score=1.0, passed=1, total=1)
+        client.hset(keys.results(run, task), str(index), passed.model_dump_json())
+
+    def tried_while_down() -> bool:
+        return any(f"while waiting for {task}" in record.getMessage() for record in caplog.records)
+
+    async def until(condition: Callable[[], bool]) -> None:
+        while not condition():
+            await asyncio.sleep(0.02)
+
+    async def scenario() -> list[int]:
+        dispatch = Dispatch.open(server.url, get_settings())
+        listening = asyncio.create_task(dispatch.listen())
+        got: list[int] = []
+
+        async def wait() -> None:
+            async for index, _ in dispatch.results(task, 2):
+                got.append(index)
+
+        waiting = asyncio.create_task(wait())
+        try:
+            record(0)
+            await asyncio.wait_for(until(lambda: bool(got)), 60)
+            assert server.process is not None
+            server.process.kill()
+            server.process.wait()
+            dispatch._wake(task, 1)  # a result published just before the kill, read after it
+            await asyncio.wait_for(until(lambda: waiting.done() or tried_while_down()), 60)
+            assert not waiting.done(), waiting.exception()
+            server.start()
+            record(1)
+            await asyncio.wait_for(waiting, 60)
+            return got
+        finally:
+            for task_ in (listening, waiting):
+                task_.cancel()
+            await asyncio.gather(listening, waiting, return_exceptions=True)
+            await dispatch.close()
+
+    with caplog.at_level(logging.WARNING, logger="codeexec.producer.service.dispatch"):
+        assert asyncio.run(scenario()) == [0, 1]

@@ -18,7 +18,8 @@ nothing behind for long.
 Redis may be restarted under a server (the private Valkey's keeper, producer/local/valkey.py, starts it again
 from its append-only file, which lacks at most its last second). Once the server sees a new Redis, every
 task it waits for is sent again as it stands: the samples with no result, and the whole task if its
-submission was in that lost second. The record script keeps each sample's first result only.
+submission was in that lost second. The record script keeps each sample's first result only. Whoever
+waits for a task's results waits Redis out, and then reads them all again.
 """
 
 from __future__ import annotations
@@ -47,6 +48,9 @@ log = logging.getLogger(__name__)
 _CONNECTIONS = 64  # of one server to Redis, besides its thread pool's (submit())
 _POLL_S = 1.0  # how often results are looked for besides the published ones (a lost message)
 _SWEEP_S = 30.0
+#: What Redis gone (killed, restarting, a network down) raises; once so, it is tried again after _AGAIN_S.
+_REDIS_GONE = (redis.ConnectionError, redis.TimeoutError, OSError)
+_AGAIN_S = 1.0
 _SWEEP_BATCH = 500
 
 
@@ -161,19 +165,29 @@ class Dispatch:
         seen: set[int] = set()
         queue: asyncio.Queue[int] = asyncio.Queue()
         self._watchers.setdefault(task_id, []).append(queue)
+        read_all = True  # at first, and once Redis is back: whatever was recorded meanwhile woke no one
         try:
-            for index, stored in sorted(runs.results(await self.aio.hgetall(keys.results(self.run, task_id))).items()):
-                if index not in seen:
-                    seen.add(index)
-                    yield index, stored
             while len(seen) < total:
-                index = await queue.get()
-                if index in seen:
+                try:
+                    if read_all:
+                        found = runs.results(await self.aio.hgetall(keys.results(self.run, task_id)))
+                        read_all = False
+                    elif (index := await queue.get()) in seen:
+                        continue
+                    else:
+                        raw = await self.aio.hget(keys.results(self.run, task_id), str(index))
+                        found = {} if raw is None else {index: runs.result(raw)}
+                except _REDIS_GONE as exc:
+                    # Redis restarting (the private Valkey's keeper): wait it out, as listen() does; the
+                    # results stay in Redis, and the samples lost with it are sent again (_send_again).
+                    log.warning("the service lost Redis while waiting for %s (%s); trying again", task_id, exc)
+                    await asyncio.sleep(_AGAIN_S)
+                    read_all = True
                     continue
-                raw = await self.aio.hget(keys.results(self.run, task_id), str(index))
-                if raw is not None:
-                    seen.add(index)
-                    yield index, runs.result(raw)
+                for index, stored in sorted(found.items()):
+                    if index not in seen:
+                        seen.add(index)
+                        yield index, stored
         finally:
             self._watchers[task_id].remove(queue)
             if not self._watchers[task_id]:
@@ -215,9 +229,9 @@ class Dispatch:
                             await self.sweep()
             except asyncio.CancelledError:
                 raise
-            except (redis.ConnectionError, redis.TimeoutError, OSError) as exc:
+            except _REDIS_GONE as exc:
                 log.warning("the service lost Redis (%s); trying again", exc)
-                await asyncio.sleep(1.0)
+                await asyncio.sleep(_AGAIN_S)
 
     def _send_again(self) -> None:
         """Send again what the server waits for and a restarted Redis lacks (see the module's text)."""
