@@ -206,7 +206,7 @@ def test_a_request_waiting_for_results_outlasts_its_redis(
 
     async def scenario() -> list[int]:
         dispatch = Dispatch.open(server.url, get_settings())
-        listening = asyncio.create_task(dispatch.listen())
+        dispatch.start()
         got: list[int] = []
 
         async def wait() -> None:
@@ -228,9 +228,8 @@ def test_a_request_waiting_for_results_outlasts_its_redis(
             await asyncio.wait_for(waiting, 60)
             return got
         finally:
-            for task_ in (listening, waiting):
-                task_.cancel()
-            await asyncio.gather(listening, waiting, return_exceptions=True)
+            waiting.cancel()
+            await asyncio.gather(waiting, return_exceptions=True)
             await dispatch.close()
 
     with caplog.at_level(logging.WARNING, logger="codeexec.producer.service.dispatch"):

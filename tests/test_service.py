@@ -15,6 +15,7 @@ import httpx
 import pytest
 import redis
 
+from codeexec.producer.local.valkey import EmbeddedServer
 from codeexec.protocol import keys
 from helpers import Server, Worker, codeexec, make_suite, submit, wait_done, wait_until
 
@@ -271,6 +272,35 @@ def test_a_dropped_client_and_a_restarted_server_lose_nothing(
     done_before = int(client.hget(keys.stats(SERVE_RUN), keys.DONE))
     assert batch_lines(httpx.post(f"{again.url}/v1/batch", json=body, timeout=300))[-1]["passed"] == 6
     assert int(client.hget(keys.stats(SERVE_RUN), keys.DONE)) == done_before
+
+
+def test_the_dispatch_closes_however_its_listener_is_cancelled(
+    server: EmbeddedServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """close() ends listen() wherever the cancel finds it: a cancel that comes as the subscription's read
+    times out can be lost inside redis-py, and a server's shutdown waited for its listener for good (the
+    read made 1 ms long here, so that they meet often)."""
+    import asyncio
+
+    from codeexec.producer.service import dispatch as module
+    from codeexec.protocol.settings import get_settings
+
+    monkeypatch.setattr(module, "_POLL_S", 0.001)
+
+    async def open_and_close(times: int) -> None:
+        for at in range(times):
+            dispatch = module.Dispatch.open(server.url, get_settings())
+            dispatch.start()
+            await asyncio.sleep(at % 20 / 1000)
+            closing = asyncio.create_task(dispatch.close())
+            ended, _ = await asyncio.wait({closing}, timeout=30)  # it takes a read's 1 ms
+            if not ended:  # the cancel was lost: cancel again, so that the test ends
+                assert dispatch._listening is not None
+                dispatch._listening.cancel()
+                await closing
+            assert ended, f"close() did not end listen() (time {at})"
+
+    asyncio.run(open_and_close(200))
 
 
 def test_the_python_client_re_attaches_and_verl_s_batch_hook_scores(service: Server) -> None:

@@ -16,7 +16,6 @@ docs/service.md. Everything runs under the sandbox, in its relaxed posture (docs
 
 from __future__ import annotations
 
-import asyncio
 import base64
 import binascii
 import contextlib
@@ -172,13 +171,10 @@ def create_app(settings: Settings, redis_url: str) -> FastAPI:
     @contextlib.asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
         state["dispatch"] = dispatch = Dispatch.open(redis_url, settings)
-        listening = asyncio.create_task(dispatch.listen())
+        dispatch.start()
         try:
             yield
         finally:
-            listening.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await listening
             await dispatch.close()
 
     app = FastAPI(
