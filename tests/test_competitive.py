@@ -201,6 +201,7 @@ def load(request: pytest.FixtureRequest) -> Any:
     stop(hogs)
 
 
+@pytest.mark.once  # under load: what the scheduler does
 @both_isolations
 def test_time_limits_do_not_move_with_the_load(load: str) -> None:
     # ~0.3 s of computing under a limit of 1 s passes on any load; 1.5 s of sleep fails on any.
@@ -210,6 +211,7 @@ def test_time_limits_do_not_move_with_the_load(load: str) -> None:
     assert judge("import time\ntime.sleep(1.5)\nprint(3000000)", tests).verdicts == [T]
 
 
+@pytest.mark.once  # under load: what the scheduler does
 def test_a_compiled_program_s_time_limit_does_not_move_with_the_load(load: str) -> None:
     """The same for C++ and Java, whose each test is a run of the compiled program: a JVM's main thread only
     waits for the thread that runs the program, which is the one charged with its waits for a CPU."""
@@ -618,6 +620,7 @@ CPP_DOUBLE = (
 )
 
 
+@pytest.mark.once  # another language: test_rows_in_another_language_through_eval crosses its path
 def test_a_cpp_program_is_compiled_once_and_run_on_each_test() -> None:
     """Codeforces' -O2 -DONLINE_JUDGE (the program prints only where it is defined); each test a run of its
     own of the one binary; a wrong answer, a crash, a time-out and a compile error, each test's verdict."""

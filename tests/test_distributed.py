@@ -105,6 +105,7 @@ def test_two_workers_share_a_run(
     assert ran_on & set(first.pool_pids()) and ran_on & set(second.pool_pids())
 
 
+@pytest.mark.once  # a fault injected into paths the other passes cross
 def test_sigkill_of_a_pool_process_mid_sweep(
     env: dict[str, str], tmp_path: Path, start_worker: Callable[..., Worker], client: redis.Redis
 ) -> None:
@@ -117,6 +118,7 @@ def test_sigkill_of_a_pool_process_mid_sweep(
     assert_exact(env, "killpool", suite)
 
 
+@pytest.mark.once  # a fault injected into paths the other passes cross
 def test_sigkill_of_a_whole_worker_mid_sweep(
     env: dict[str, str], tmp_path: Path, start_worker: Callable[..., Worker], client: redis.Redis
 ) -> None:
@@ -146,6 +148,7 @@ def test_redis_restart_mid_sweep(
     assert_exact(env, "restart", suite)
 
 
+@pytest.mark.once  # a fault injected into paths the other passes cross
 def test_redis_restart_while_one_pool_process_runs_a_job_and_the_other_waits_for_one(
     env: dict[str, str],
     tmp_path: Path,
@@ -182,6 +185,7 @@ def test_redis_restart_while_one_pool_process_runs_a_job_and_the_other_waits_for
     assert worker.process.poll() is None, worker.log.read_text()
 
 
+@pytest.mark.once  # a fault injected into paths the other passes cross
 def test_a_duplicated_delivery_is_counted_once(
     env: dict[str, str], tmp_path: Path, start_worker: Callable[..., Worker], client: redis.Redis
 ) -> None:
@@ -260,6 +264,7 @@ DIE_DURING = {
 }
 
 
+@pytest.mark.once  # a fault injected into paths the other passes cross
 @pytest.mark.parametrize("when", sorted(DIE_DURING))
 def test_resume_after_the_producer_was_killed(
     when: str, env: dict[str, str], tmp_path: Path, start_worker: Callable[..., Worker], client: redis.Redis

@@ -68,6 +68,7 @@ def data_dir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     resident.stop(directory)
 
 
+@pytest.mark.once  # the docs' text, the same under every Python (the site's build is not)
 @pytest.mark.parametrize("page", PAGES, ids=lambda page: page.name)
 def test_every_example_runs(page: Path, data_dir: Path, tmp_path: Path) -> None:
     env = {name: value for name, value in os.environ.items() if name != "CODEEXEC_REDIS_URL"}

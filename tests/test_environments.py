@@ -22,6 +22,8 @@ from codeexec.worker.judging.suites import run_suite
 from helpers import Worker, wait_done, write_jsonl
 from helpers import codeexec as cli
 
+pytestmark = pytest.mark.once  # in virtualenvs of their own
+
 PACKAGE = "pyjokes==0.6.0"  # pure Python, a few kB: what the environment has and the worker's Python has not
 NLTK = "nltk==3.9.1"  # for the NLTK data an environment is built with
 TEST = """

@@ -218,6 +218,7 @@ def test_time_limits_do_not_move_with_the_load(load: str) -> None:
     assert "input 2 of 2: over its time limit" in sleeper.detail
 
 
+@pytest.mark.once  # agreement with a reference: the candidates' verdicts, judged under every Python in the first pass
 def test_a_reference_file_end_to_end_agrees_with_evalplus(env: dict[str, str], tmp_path: Path) -> None:
     reference = [json.loads(line) for line in REFERENCE.open()]
     per_sample, exported = tmp_path / "per-sample.jsonl", tmp_path / "eval_results.json"

@@ -21,6 +21,9 @@ from codeexec.producer.inputs.problems import load_humaneval
 from codeexec.worker.process.runner import run_candidate
 from helpers import SHARED, assertions_of, codeexec, write_jsonl
 
+# Agreement with a reference: the candidates' verdicts, judged under every Python in the first pass.
+pytestmark = pytest.mark.once
+
 BARD = SHARED / "humaneval-reference" / "lhb_Bard_custom.jsonl_results.jsonl"
 MBPP = SHARED / "mbpp"
 

@@ -100,6 +100,7 @@ def test_a_run_whose_server_is_killed_finishes_by_itself(data_dir: Path, tmp_pat
     assert resident.current(data_dir) is not None, "the warm workers did not survive their server"
 
 
+@pytest.mark.once  # a fault injected into paths the other passes cross
 def test_a_server_killed_while_idle_is_back_for_the_next_command(data_dir: Path, tmp_path: Path) -> None:
     suite = make_suite(tmp_path, tasks=2, per_task=3)
     env = private_env(data_dir)
@@ -117,6 +118,7 @@ def test_a_server_killed_while_idle_is_back_for_the_next_command(data_dir: Path,
     assert runs.returncode == 0 and len(json.loads(runs.stdout)) == 2, runs.stdout  # the first run's record too
 
 
+@pytest.mark.once  # a fault injected into paths the other passes cross
 def test_own_workers_keep_their_server_up_too(data_dir: Path, tmp_path: Path) -> None:
     """CODEEXEC_KEEP_WARM_S=0: the command's own server and workers, no resident."""
     suite = make_suite(tmp_path, tasks=TASKS, per_task=PER_TASK, slow_s=SLOW_S)
@@ -131,6 +133,7 @@ def test_own_workers_keep_their_server_up_too(data_dir: Path, tmp_path: Path) ->
     assert_exact(env, "own", suite)
 
 
+@pytest.mark.once  # a fault injected into paths the other passes cross
 def test_a_server_that_cannot_be_started_again_ends_the_command_saying_so(data_dir: Path, tmp_path: Path) -> None:
     suite = make_suite(tmp_path, tasks=TASKS, per_task=PER_TASK, slow_s=SLOW_S)
     env = private_env(data_dir)

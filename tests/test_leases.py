@@ -10,6 +10,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
 import redis
 from test_distributed import assert_exact, report, submit, wait_done
 
@@ -35,6 +36,7 @@ def test_a_worker_killed_whole_costs_seconds_not_the_visibility_timeout(
     assert time.monotonic() - killed < 60
 
 
+@pytest.mark.once  # a fault injected into paths the other passes cross
 def test_a_slow_worker_keeps_its_work(
     env: dict[str, str], tmp_path: Path, start_worker: Callable[..., Worker], client: redis.Redis
 ) -> None:
@@ -53,6 +55,7 @@ def test_a_slow_worker_keeps_its_work(
     assert (task["n"], task["c"]) == (2, 2)
 
 
+@pytest.mark.once  # a fault injected into paths the other passes cross
 def test_a_frozen_worker_loses_its_work_and_resumed_counts_nothing_twice(
     env: dict[str, str], tmp_path: Path, start_worker: Callable[..., Worker], client: redis.Redis
 ) -> None:

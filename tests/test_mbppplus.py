@@ -193,6 +193,7 @@ SAMPLES = [
 ]
 
 
+@pytest.mark.once  # agreement with a reference: the candidates' verdicts, judged under every Python in the first pass
 def test_mbppplus_end_to_end_with_evalplus_results(env: dict[str, str], tmp_path: Path) -> None:
     samples = write_jsonl(tmp_path / "samples.jsonl", [{"task_id": t, "solution": s} for t, s, _ in SAMPLES])
     per_sample, exported = tmp_path / "per-sample.jsonl", tmp_path / "eval_results.json"

@@ -229,11 +229,13 @@ def assert_like_a_file_based_run(env: dict[str, str], tmp_path: Path, problems: 
     return canonical
 
 
+@pytest.mark.once  # agreement with a reference: the candidates' verdicts, judged under every Python in the first pass
 def test_canonical_humaneval_exports_per_sample(env: dict[str, str], tmp_path: Path) -> None:
     rows = assert_like_a_file_based_run(env, tmp_path, "humaneval")
     assert [row["task_id"] for row in rows] == list(read_problems())
 
 
+@pytest.mark.once  # agreement with a reference: the candidates' verdicts, judged under every Python in the first pass
 def test_canonical_humanevalplus_exports_per_sample(env: dict[str, str], tmp_path: Path) -> None:
     with gzip.open(SHARED / "humanevalplus" / "HumanEvalPlus.jsonl.gz", "rt") as source:
         records = [json.loads(next(source)) for _ in range(3)]
@@ -243,6 +245,7 @@ def test_canonical_humanevalplus_exports_per_sample(env: dict[str, str], tmp_pat
     assert {(row["base_status"], row["plus_status"]) for row in rows} == {("pass", "pass")}
 
 
+@pytest.mark.once  # agreement with a reference: the candidates' verdicts, judged under every Python in the first pass
 def test_canonical_mbpp_exports_per_sample_after_a_run_of_another_split(env: dict[str, str], tmp_path: Path) -> None:
     mbpp = str(SHARED / "mbpp" / "mbpp.jsonl")
     rows = assert_like_a_file_based_run(env, tmp_path, mbpp, "--split", "prompt")

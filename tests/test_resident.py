@@ -93,6 +93,7 @@ def test_a_second_command_uses_the_warm_workers(data_dir: Path, tmp_path: Path) 
     assert "no warm workers" in codeexec(env, "stop").stdout
 
 
+@pytest.mark.once  # what the other passes cross, at length
 def test_a_run_s_limits_go_with_it_to_the_warm_workers(data_dir: Path, tmp_path: Path) -> None:
     samples = write_samples(tmp_path / "two.jsonl", RIGHT, WRONG)
     evaluate(private_env(data_dir), samples)
@@ -109,6 +110,7 @@ def test_a_run_s_limits_go_with_it_to_the_warm_workers(data_dir: Path, tmp_path:
     assert len(started_pids(data_dir)) == 1
 
 
+@pytest.mark.once  # what the other passes cross, at length
 def test_another_path_to_the_same_python_uses_the_warm_workers(data_dir: Path, tmp_path: Path) -> None:
     here = Path(sys.executable)
     others = [here.parent / name for name in ("python", "python3", f"python3.{sys.version_info.minor}")]
@@ -126,6 +128,7 @@ def test_another_path_to_the_same_python_uses_the_warm_workers(data_dir: Path, t
     assert resident.current(data_dir) == state and len(started_pids(data_dir)) == 1
 
 
+@pytest.mark.once  # what the other passes cross, at length
 def test_the_workers_own_settings_replace_idle_warm_workers(data_dir: Path, tmp_path: Path) -> None:
     samples = write_samples(tmp_path / "one.jsonl", RIGHT)
     evaluate(private_env(data_dir), samples)
@@ -140,6 +143,7 @@ def test_the_workers_own_settings_replace_idle_warm_workers(data_dir: Path, tmp_
     wait_until(lambda: gone(old.pid), "the old resident to exit")
 
 
+@pytest.mark.once  # what the other passes cross, at length
 def test_other_settings_wait_while_another_command_uses_the_warm_workers(data_dir: Path, tmp_path: Path) -> None:
     samples = write_samples(tmp_path / "one.jsonl", RIGHT)
     evaluate(private_env(data_dir), samples)
@@ -225,6 +229,7 @@ def test_ctrl_c_stops_the_warm_workers(data_dir: Path, tmp_path: Path) -> None:
     assert "(complete)" not in status.stdout
 
 
+@pytest.mark.once  # what the other passes cross, at length
 def test_ctrl_c_leaves_the_warm_workers_to_another_command(data_dir: Path, tmp_path: Path) -> None:
     env = private_env(data_dir)
     evaluate(env, write_samples(tmp_path / "one.jsonl", RIGHT))
@@ -235,6 +240,7 @@ def test_ctrl_c_leaves_the_warm_workers_to_another_command(data_dir: Path, tmp_p
         assert resident.current(data_dir) == state and not gone(state.pid)
 
 
+@pytest.mark.once  # what the other passes cross, at length
 def test_commands_that_start_together_share_one_resident(data_dir: Path, tmp_path: Path) -> None:
     env = private_env(data_dir)
     samples = write_samples(tmp_path / "two.jsonl", RIGHT, WRONG)
@@ -246,6 +252,7 @@ def test_commands_that_start_together_share_one_resident(data_dir: Path, tmp_pat
     assert len(started_pids(data_dir)) == 1
 
 
+@pytest.mark.once  # what the other passes cross, at length
 def test_a_server_another_command_started_is_left_to_it(data_dir: Path, tmp_path: Path) -> None:
     env = private_env(data_dir)
     server = subprocess.Popen(

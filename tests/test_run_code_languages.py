@@ -16,6 +16,8 @@ import pytest
 from codeexec.worker.languages import RUN_CODE
 from helpers import Server
 
+pytestmark = pytest.mark.once  # other languages: what their toolchains do, the same under every Python
+
 #: A program in each language that reads a number and prints it and one more, and one that fails an assert.
 PROGRAMS = {
     "cpp": (
@@ -109,7 +111,6 @@ def test_every_language_of_the_table_is_tested_here() -> None:
     assert set(PROGRAMS) == set(RUN_CODE)
 
 
-@pytest.mark.once  # the toolchains' work, the same under every Python
 def test_each_language_runs_as_sandboxfusion_runs_it(service: Server) -> None:
     for name, (echo, failing) in PROGRAMS.items():
         if name in ("go_test", "junit", "jest"):  # a test file: its report, not its output
@@ -127,7 +128,6 @@ def test_each_language_runs_as_sandboxfusion_runs_it(service: Server) -> None:
         assert failed["run_result"]["status"] == "Finished" and failed["run_result"]["return_code"] != 0, name
 
 
-@pytest.mark.once  # the toolchains' work, the same under every Python
 def test_a_compile_s_result_and_a_failed_compile(service: Server) -> None:
     """SandboxFusion's compile_result: a compiled language's whatever its end; a compile that fails is
     Failed with the compiler's words, and no run."""
@@ -148,7 +148,6 @@ def test_a_compile_s_result_and_a_failed_compile(service: Server) -> None:
     assert run_code(service.url, code="echo hi\n", language="bash")["compile_result"] is None
 
 
-@pytest.mark.once  # the toolchains' work, the same under every Python
 def test_typescript_jest_and_csharp_as_sandboxfusion_s_runtimes_have_them(service: Server) -> None:
     """tsx checks no types (a type error runs; a syntax error fails the run); Jest's results are in
     jest-report.json as SandboxFusion's autoeval reads them; C# has .NET's implicit usings, its Debug.Assert

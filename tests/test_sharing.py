@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+import pytest
 import redis
 
 from codeexec.producer.submit import job_size
@@ -55,6 +56,7 @@ def samples_per_job(suite: Suite) -> int:
     return job_size(suite.total, get_settings().batch_size)
 
 
+@pytest.mark.once  # what the other passes cross, at length
 def test_a_small_run_submitted_mid_sweep_is_served_alongside_it(
     env: dict[str, str], tmp_path: Path, start_worker: Callable[..., Worker], client: redis.Redis
 ) -> None:
@@ -95,6 +97,7 @@ def test_priorities_are_served_in_order(
     assert {line.split()[0]: line for line in listed.stdout.splitlines()}["low"].count("priority low") == 1
 
 
+@pytest.mark.once  # what the other passes cross, at length
 def test_a_priority_changed_while_runs_run_applies_from_the_next_job(
     env: dict[str, str], tmp_path: Path, start_worker: Callable[..., Worker], client: redis.Redis
 ) -> None:
@@ -160,6 +163,7 @@ def test_a_cancelled_run_stops_keeps_its_results_and_resumes(
     assert_exact(env, "r", suite)
 
 
+@pytest.mark.once  # what the other passes cross, at length
 def test_jobs_whose_celery_messages_were_lost_still_run(
     env: dict[str, str], tmp_path: Path, start_worker: Callable[..., Worker], client: redis.Redis
 ) -> None:
