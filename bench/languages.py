@@ -343,6 +343,8 @@ def floor(one: Set, directory: Path, workers: int) -> tuple[float, float]:
         with tempfile.TemporaryDirectory(dir=directory) as work:
             file = language.file_of(program)
             Path(work, file).write_text(program)
+            for name, text in language.companions.items():
+                Path(work, name).write_text(text)
             began, limited = time.monotonic(), False
             for kind, argv, env in language.steps(file, toolchain, program):
                 env = {name: value.replace("{dir}", work) for name, value in env.items()}

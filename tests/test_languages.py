@@ -145,6 +145,19 @@ def test_every_language_is_one_module_in_the_table() -> None:
         assert (ROOT / "docs" / "languages.md").read_text().count(f"`{language.name}`") >= 1, language.name
 
 
+def test_ruby_loads_rubygems_when_a_program_first_needs_it() -> None:
+    """A program that requires nothing outside Ruby's own library runs without RubyGems (most of its start:
+    worker/languages/ruby.py); one that requires a gem finds it as it would have; did_you_mean's words are in
+    an error's message, as RubyGems' prelude would have loaded it; a library that is nowhere is a LoadError."""
+    assert judged("ruby", "exit(defined?(Gem) ? 1 : 0)\n").exit_code is Outcome.PASS
+    gem = "require 'prime'\nexit(defined?(Gem) && Prime.first(3) == [2, 3, 5] ? 0 : 1)\n"  # a bundled gem
+    assert judged("ruby", gem).exit_code is Outcome.PASS
+    suggested = "def foo; end\nbegin; fooo; rescue NameError => e; exit(e.message['Did you mean?'] ? 0 : 1); end\n"
+    assert judged("ruby", suggested).exit_code is Outcome.PASS
+    missing = judged("ruby", "require 'no_such_library'\n")
+    assert missing.exit_code is Outcome.ERROR and "cannot load such file -- no_such_library" in missing.detail
+
+
 @pytest.mark.parametrize("name", sorted(PROGRAMS))
 def test_a_language_passes_fails_and_refuses_as_its_harness_does(name: str) -> None:
     good, bad, failing, broken = PROGRAMS[name]
