@@ -15,7 +15,8 @@ import redis
 from codeexec.producer.local import resident
 from codeexec.producer.local.valkey import EmbeddedServer
 from codeexec.protocol.settings import get_settings
-from helpers import ROOT, Server, Worker, interpreters
+from helpers import ROOT, Server, Worker
+from pythons import interpreters
 
 # Candidates run under every supported Python the machine has; with CODEEXEC_TEST_CANDIDATES=own, under
 # the one running the tests only (.ci/run's runs under other Pythons: its first run covers the rest).

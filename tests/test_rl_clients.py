@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from helpers import Server, find_interpreter
+from helpers import Server
+from pythons import find_interpreter
 
 CLIENTS = ["sandbox-fusion==0.3.7", "chz", "aiohttp", "requests"]
 NO_DEPS = ["verl==0.9.1", "tinker-cookbook==0.6.1"]  # their reward code needs none of their heavy dependencies
