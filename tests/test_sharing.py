@@ -36,6 +36,11 @@ def result_times(client: redis.Redis, run: str) -> tuple[float, float]:
     return float(first), float(last)
 
 
+#: A run's time limit where its worker is frozen: a candidate stopped with it is charged the time it was stopped
+#: (a stopped process does not wait for a CPU), so the limit is far longer than any command run meanwhile.
+FROZEN_TIMEOUT = ("--timeout", "60")
+
+
 @contextmanager
 def frozen(worker: Worker) -> Iterator[None]:
     """The worker and its pool stopped (SIGSTOP): no result is recorded and no job taken meanwhile."""
@@ -63,7 +68,7 @@ def test_a_small_run_submitted_mid_sweep_is_served_alongside_it(
     big = make_suite(folder(tmp_path, "big"), tasks=8, per_task=60, slow_s=0.02)  # 480 samples, jobs of 7
     small = make_suite(folder(tmp_path, "small"), tasks=8, per_task=4)  # 32 samples, jobs of 1
     worker = start_worker("w1", concurrency=2)
-    submit(env, big, "big")
+    submit(env, big, "big", *FROZEN_TIMEOUT)
     wait_done(client, "big", 20)
     with frozen(worker):
         big_before = done(client, "big")
@@ -104,8 +109,8 @@ def test_a_priority_changed_while_runs_run_applies_from_the_next_job(
     first = make_suite(folder(tmp_path, "first"), tasks=4, per_task=10, slow_s=0.02)  # 40 samples: jobs of 1
     second = make_suite(folder(tmp_path, "second"), tasks=4, per_task=10, slow_s=0.02)
     worker = start_worker("w1", concurrency=1)
-    submit(env, first, "first")
-    submit(env, second, "second")
+    for name, suite in (("first", first), ("second", second)):
+        submit(env, suite, name, *FROZEN_TIMEOUT)
     wait_done(client, "second", 3)
     with frozen(worker):
         first_before = done(client, "first")
@@ -127,12 +132,13 @@ def test_a_cancelled_run_stops_keeps_its_results_and_resumes(
     env: dict[str, str], tmp_path: Path, start_worker: Callable[..., Worker], client: redis.Redis
 ) -> None:
     suite = make_suite(tmp_path, tasks=8, per_task=30, slow_s=0.02)  # 240 samples, jobs of 3
-    start_worker("w1", concurrency=2)
-    submit(env, suite, "r")
+    worker = start_worker("w1", concurrency=2)
+    submit(env, suite, "r", *FROZEN_TIMEOUT)
     wait_done(client, "r", 10)
-    cancelled = codeexec(env, "cancel", "r")
-    assert cancelled.returncode == 0, cancelled.stderr
-    at_cancel = done(client, "r")
+    with frozen(worker):  # the run cannot end before its cancel, however long the command takes to start
+        cancelled = codeexec(env, "cancel", "r")
+        assert cancelled.returncode == 0, cancelled.stderr
+        at_cancel = done(client, "r")
     waited = codeexec(env, "status", "r", "--wait")  # returns: a cancelled run will not finish
     assert waited.returncode == 0 and "cancelled" in waited.stdout + waited.stderr, waited
     deadline = time.monotonic() + 120
