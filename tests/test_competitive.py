@@ -638,6 +638,7 @@ def test_a_cpp_program_is_compiled_once_and_run_on_each_test() -> None:
     assert broken.exit_code is Outcome.SYNTAX_ERROR and "error" in broken.detail and broken.verdicts == [R]
 
 
+@pytest.mark.once  # another language: test_rows_in_another_language_through_eval crosses its path
 def test_a_java_program_is_judged_on_each_test() -> None:
     java = (
         "import java.util.*;\npublic class Main {\n  public static void main(String[] a) {\n"
@@ -654,6 +655,7 @@ def test_a_java_program_is_judged_on_each_test() -> None:
     assert "java.lang.ArithmeticException: / by zero" in thrown.detail
 
 
+@pytest.mark.once  # another language: test_rows_in_another_language_through_eval crosses its path
 def test_a_java_program_s_heap_is_sized_from_its_memory_limit() -> None:
     """A JVM sizes its heap from the machine's memory unless told: a program whose garbage outgrows its memory
     limit before the heap is collected would fail for want of memory it never keeps (and on a large machine

@@ -42,8 +42,13 @@ def isolation(request: pytest.FixtureRequest) -> str:
 
 @pytest.fixture
 def env(env: dict[str, str], isolation: str) -> dict[str, str]:
-    """Every test here in both isolation modes: the runs submitted take the mode from the environment."""
+    """The runs submitted take the mode from the environment: every test here in both modes but PRODUCER_ALONE."""
     return {**env, "CODEEXEC_ISOLATION": isolation}
+
+
+#: For what the producer alone decides (its refusals, its resumption): no candidate's process is in question,
+#: so the default mode only (a test's own `isolation` replaces the fixture's two, for `env` too).
+PRODUCER_ALONE = pytest.mark.parametrize("isolation", ["fork"])
 
 
 # ---- the whole sweep ----------------------------------------------------------------------------------
@@ -264,6 +269,7 @@ DIE_DURING = {
 }
 
 
+@PRODUCER_ALONE
 @pytest.mark.once  # a fault injected into paths the other passes cross
 @pytest.mark.parametrize("when", sorted(DIE_DURING))
 def test_resume_after_the_producer_was_killed(
@@ -286,6 +292,7 @@ def test_resume_after_the_producer_was_killed(
     assert_exact(env, "r", suite)
 
 
+@PRODUCER_ALONE
 @pytest.mark.parametrize(
     ("name", "content", "message"),
     [
@@ -318,6 +325,7 @@ def test_bad_samples_give_a_clear_error_and_leave_redis_unchanged(
     assert sorted(client.keys("*")) == before
 
 
+@PRODUCER_ALONE
 def test_bad_timeout_or_hash_seed_is_a_clear_error(env: dict[str, str], tmp_path: Path, client: redis.Redis) -> None:
     suite = make_suite(tmp_path, tasks=2, per_task=1)
     inputs = ("--problems", str(suite.problems), "--samples", str(suite.samples))
@@ -390,6 +398,7 @@ def test_the_isolation_is_the_runs_recorded_and_shown_and_one_worker_serves_both
     assert bad.returncode == 2 and "--isolation" in bad.stderr and "Traceback" not in bad.stderr
 
 
+@PRODUCER_ALONE
 def test_bad_k_and_duplicate_run_name_leave_redis_unchanged(
     env: dict[str, str], tmp_path: Path, client: redis.Redis
 ) -> None:
