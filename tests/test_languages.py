@@ -386,7 +386,7 @@ def test_doctor_lists_every_language_with_its_toolchain_or_its_package(tmp_path:
         if isinstance(LANGUAGES[name].toolchain(), str):
             assert found["missing"].startswith("no ") and "(apt-get install " in found["missing"], found
         else:
-            assert Path(found["path"]).is_file() and found["version"], found
+            assert Path(found["path"]).is_file() and found["version"] and "warning" not in found["version"], found
     assert json.loads(done.stdout)["programs"], "the programs posture is probed too"
     plain = codeexec(private_env(tmp_path / "data"), "doctor")
     assert "languages (docs/languages.md):" in plain.stdout and "C++ (cpp)" in plain.stdout

@@ -184,6 +184,8 @@ class Language:
         try:
             ran = subprocess.run([first, *self.version], capture_output=True, text=True, timeout=60, check=False)
             said = (ran.stdout.strip() or ran.stderr.strip()).splitlines()
+            # A JVM's warnings about the options its launcher gave it (kotlinc's -noverify) come before the version.
+            said = [line for line in said if " VM warning: " not in line] or said
         except (OSError, subprocess.TimeoutExpired) as exc:
             said = [f"did not say its version: {exc}"]
         return first, said[0] if said else ""
