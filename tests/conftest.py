@@ -24,6 +24,22 @@ INTERPRETERS = (
     {sys.version_info.minor: sys.executable} if os.environ.get("CODEEXEC_TEST_CANDIDATES") == "own" else interpreters()
 )
 
+#: .ci/run's passes under other Pythons, "i/n": the n passes share the end-to-end tests (a real Valkey: the
+#: `server` or `data_dir` fixture), each taking every n-th from the i-th, and each runs every other test.
+SHARE = os.environ.get("CODEEXEC_TEST_SHARE")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """With SHARE, leave out the end-to-end tests that another pass under another Python runs."""
+    if not SHARE:
+        return
+    index, count = (int(part) for part in SHARE.split("/"))
+    end_to_end = [item for item in items if {"server", "data_dir"} & set(getattr(item, "fixturenames", ()))]
+    others = {id(item) for position, item in enumerate(end_to_end) if position % count != index - 1}
+    config.hook.pytest_deselected(items=[item for item in items if id(item) in others])
+    items[:] = [item for item in items if id(item) not in others]
+
+
 # Commands the tests start stop their workers when they end, unless a test asks for warm ones
 # (tests/test_resident.py): a resident left in a temporary data directory would outlive it.
 os.environ["CODEEXEC_KEEP_WARM_S"] = "0"
