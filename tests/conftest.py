@@ -34,10 +34,11 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     if not SHARE:
         return
     index, count = (int(part) for part in SHARE.split("/"))
-    end_to_end = [item for item in items if {"server", "data_dir"} & set(getattr(item, "fixturenames", ()))]
-    others = {id(item) for position, item in enumerate(end_to_end) if position % count != index - 1}
-    config.hook.pytest_deselected(items=[item for item in items if id(item) in others])
-    items[:] = [item for item in items if id(item) not in others]
+    end_to_end = (item for item in items if {"server", "data_dir"} & set(getattr(item, "fixturenames", ())))
+    left = [item for position, item in enumerate(end_to_end) if position % count != index - 1]
+    config.hook.pytest_deselected(items=left)
+    gone = set(map(id, left))
+    items[:] = [item for item in items if id(item) not in gone]
 
 
 # Commands the tests start stop their workers when they end, unless a test asks for warm ones
