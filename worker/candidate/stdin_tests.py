@@ -66,6 +66,7 @@ _monotonic_ns, _kill, _killpg, _getpid, _exit = time.monotonic_ns, os.kill, os.k
 _READ = 1 << 16
 _RESULT_BYTES = 4096
 _LOOKS = 10  # a test's threads' figures are read this many times in its limit, and at each deadline
+_PROCESSES = 64  # the most of a test's processes whose threads' figures are read at a look (a fork bomb's are not)
 
 
 def run_tests(
@@ -251,22 +252,31 @@ class _Test:
 
     def _charge(self, now: int) -> int:
         """ns charged by `now`: the wall-clock time since the fork (where the kernel gives figures) less the wait
-        for a CPU of the test's thread that waited most (its main thread's now, the others' as last read, each
-        tenth of its limit and at deadlines: a JVM's main thread waits for the one running the program) and this
+        for a CPU of the test's thread that waited most (its main thread's now, the others' and those of the
+        processes it started as last read, each tenth of its limit and at deadlines: a JVM's main thread waits
+        for the one running the program, a compiler driver for its compiler) and this
         thread's own in wake-ups to a full pipe of the test's (its writer may have waited for its reader, late:
         `forgiven`; only then, or a sleeper would be forgiven every late look at its deadline)."""
         return max(0, now - self.began - self.forgiven - max(_waited(self.wait) or 0, self.threads_waited))
 
     def _most_waited(self) -> int:
-        """ns the test's thread that has waited most for a CPU has waited (0: none to read)."""
-        try:
-            tasks = _listdir(f"/proc/{self.seen_as}/task")
-        except OSError:  # it has ended
-            return 0
-        figures = [_figure(f"/proc/{self.seen_as}/task/{task}/schedstat") for task in tasks]
-        most = max((_waited(fd) or 0 for fd in figures), default=0)
-        for fd in [fd for fd in figures if fd is not None]:
-            _close(fd)
+        """ns the thread that has waited most for a CPU has waited, of the test's process and of the processes it
+        started (a compiler driver waits for its compiler and linker: g++'s cc1plus and ld, go's compile and
+        link), at most _PROCESSES of them (0: none to read)."""
+        most, processes, looked = 0, [self.seen_as], 0
+        while processes and looked < _PROCESSES:
+            pid = processes.pop()
+            looked += 1
+            try:
+                tasks = _listdir(f"/proc/{pid}/task")
+            except OSError:  # it has ended
+                continue
+            for task in tasks:
+                figure = _figure(f"/proc/{pid}/task/{task}/schedstat")
+                most = max(most, _waited(figure) or 0)
+                if figure is not None:
+                    _close(figure)
+                processes.extend(_children(f"/proc/{pid}/task/{task}/children"))
         return most
 
 
@@ -488,6 +498,20 @@ def _waited(fd: int | None) -> int | None:
         return int(_pread(fd, 128, 0).split()[1])
     except (OSError, IndexError, ValueError):
         return None
+
+
+def _children(path: str) -> list[int]:
+    """The pids a thread's children file lists (those it started that have not ended), or none."""
+    try:
+        listed = os.open(path, os.O_RDONLY)
+    except OSError:  # it has ended
+        return []
+    try:
+        return [int(pid) for pid in _read(listed, 4096).split()]
+    except (OSError, ValueError):
+        return []
+    finally:
+        _close(listed)
 
 
 def pid_in_proc(pidfd: int) -> int:
