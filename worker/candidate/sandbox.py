@@ -106,8 +106,8 @@ DEVICES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom")
 #: Where POSIX semaphores and shared memory live (glibc's sem_open): multiprocessing's locks and queues.
 SHARED_MEMORY = "/dev/shm"
 #: The relaxed posture's private directory outside the working directory (private_scratch()), and where in
-#: the working directory a script's runner copies the files of it the host is to fetch (stdin_tests.py,
-#: keep_scratch(); worker/process/workfiles.py).
+#: the working directory a script's runner copies the files of it the host is to fetch (keep_scratch();
+#: worker/process/workfiles.py).
 SCRATCH, SCRATCH_COPY = "/mnt", ".codeexec-scratch"
 _CLONE_NEWNS = 0x20000
 _MS_NOSUID, _MS_NODEV, _MS_REC, _MS_PRIVATE = 0x2, 0x4, 0x4000, 0x40000
@@ -354,6 +354,33 @@ def clear_scratch(plan: Plan | str) -> None:
     """Empty SCRATCH where it is private: before each candidate, what the one before it left goes."""
     if isinstance(plan, Plan) and plan.scratch:
         empty(SCRATCH)
+
+
+def keep_scratch(paths: list) -> None:
+    """Copy the files of SCRATCH named by `paths` (absolute, below it) into SCRATCH_COPY of the working
+    directory, where the host reads the files it fetches: SCRATCH is this process's mount namespace's, out
+    of the host's sight. The tests' runner (stdin_tests.py) does it, outside the test's Landlock domain: a
+    link the test left must lead it nowhere (open_below()); what is not a regular file is left out."""
+    for path in paths:
+        found = parts(path[len(SCRATCH) + 1 :])
+        if found is None:
+            continue
+        opened = []
+        try:
+            opened.append(open_below(SCRATCH, found))
+            if os.fstat(opened[0]).st_mode & 0o170000 != 0o100000:  # S_ISREG
+                continue
+            directory = os.path.join(SCRATCH_COPY, SCRATCH.strip("/"), *found[:-1])
+            os.makedirs(directory, exist_ok=True)
+            flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW
+            opened.append(os.open(os.path.join(directory, found[-1]), flags))
+            while os.sendfile(opened[1], opened[0], None, 1 << 30):
+                pass
+        except OSError:  # not there, not a directory on the way, a link
+            pass
+        finally:
+            for fd in opened:
+                os.close(fd)
 
 
 def empty(directory: str) -> None:

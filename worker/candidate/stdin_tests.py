@@ -57,7 +57,7 @@ import time
 from _signal import SIGKILL
 
 from execute import describe, flush_output, limit_hit, message_of
-from sandbox import SCRATCH, SCRATCH_COPY, confine, empty, open_below, parts
+from sandbox import confine, empty, keep_scratch
 
 # Bound now, before any candidate code runs, so a candidate that reassigns them changes nothing here.
 _fork, _write, _read, _close, _pread, _listdir = os.fork, os.write, os.read, os.close, os.pread, os.listdir
@@ -260,23 +260,21 @@ class _Test:
         return max(0, now - self.began - self.forgiven - max(_waited(self.wait) or 0, self.threads_waited))
 
     def _most_waited(self) -> int:
-        """ns the thread that has waited most for a CPU has waited, of the test's process and of the processes it
-        started (a compiler driver waits for its compiler and linker: g++'s cc1plus and ld, go's compile and
-        link), at most _PROCESSES of them (0: none to read)."""
-        most, processes, looked = 0, [self.seen_as], 0
-        while processes and looked < _PROCESSES:
-            pid = processes.pop()
-            looked += 1
+        """ns the thread that has waited most for a CPU has waited, of the test's process and of the first
+        _PROCESSES it started (a compiler driver waits for its compiler: g++ for cc1plus; 0: none to read)."""
+        most, processes = 0, [self.seen_as]
+        for pid in processes:  # each process's children join the list as it is read
             try:
                 tasks = _listdir(f"/proc/{pid}/task")
             except OSError:  # it has ended
                 continue
             for task in tasks:
-                figure = _figure(f"/proc/{pid}/task/{task}/schedstat")
+                figure, children = (_figure(f"/proc/{pid}/task/{task}/{name}") for name in ("schedstat", "children"))
                 most = max(most, _waited(figure) or 0)
-                if figure is not None:
-                    _close(figure)
-                processes.extend(_children(f"/proc/{pid}/task/{task}/children"))
+                processes += _pids(children)[: _PROCESSES - len(processes)]
+                for fd in (figure, children):
+                    if fd is not None:
+                        _close(fd)
         return most
 
 
@@ -449,33 +447,6 @@ def _account(result_r: int, status: int) -> tuple[str, str]:
     return "killed", f"the program exited with status {code}"
 
 
-def keep_scratch(paths: list) -> None:
-    """Copy the files of SCRATCH named by `paths` (absolute, below it) into SCRATCH_COPY of the working
-    directory, where the host reads the files it fetches: SCRATCH is this process's mount namespace's, out
-    of the host's sight. This process is outside the test's Landlock domain: a link the test left must
-    lead it nowhere (open_below()); what is not a regular file is left out."""
-    for path in paths:
-        found = parts(path[len(SCRATCH) + 1 :])
-        if found is None:
-            continue
-        opened = []
-        try:
-            opened.append(open_below(SCRATCH, found))
-            if os.fstat(opened[0]).st_mode & 0o170000 != 0o100000:  # S_ISREG
-                continue
-            directory = os.path.join(SCRATCH_COPY, SCRATCH.strip("/"), *found[:-1])
-            os.makedirs(directory, exist_ok=True)
-            flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW
-            opened.append(os.open(os.path.join(directory, found[-1]), flags))
-            while chunk := _read(opened[0], _READ):
-                _write_all(opened[1], chunk)
-        except OSError:  # not there, not a directory on the way, a link
-            pass
-        finally:
-            for fd in opened:
-                _close(fd)
-
-
 def _write_all(fd: int, data: bytes) -> None:
     view = memoryview(data)
     while view:
@@ -483,7 +454,7 @@ def _write_all(fd: int, data: bytes) -> None:
 
 
 def _figure(path: str) -> int | None:
-    """A descriptor of a schedstat file, or None where there is none to read."""
+    """A descriptor of a /proc file (a schedstat, a children), or None where there is none to read."""
     try:
         return os.open(path, os.O_RDONLY)
     except OSError:
@@ -500,18 +471,12 @@ def _waited(fd: int | None) -> int | None:
         return None
 
 
-def _children(path: str) -> list[int]:
-    """The pids a thread's children file lists (those it started that have not ended), or none."""
+def _pids(fd: int | None) -> list[int]:
+    """The pids a thread's open children file lists: the processes it started that have not ended."""
     try:
-        listed = os.open(path, os.O_RDONLY)
-    except OSError:  # it has ended
-        return []
-    try:
-        return [int(pid) for pid in _read(listed, 4096).split()]
+        return [] if fd is None else [int(pid) for pid in _pread(fd, 4096, 0).split()]
     except (OSError, ValueError):
         return []
-    finally:
-        _close(listed)
 
 
 def pid_in_proc(pidfd: int) -> int:
