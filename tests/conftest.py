@@ -24,21 +24,19 @@ INTERPRETERS = (
     {sys.version_info.minor: sys.executable} if os.environ.get("CODEEXEC_TEST_CANDIDATES") == "own" else interpreters()
 )
 
-#: .ci/run's passes under other Pythons, "i/n": the n passes share the end-to-end tests (a real Valkey: the
-#: `server` or `data_dir` fixture), each taking every n-th from the i-th, and each runs every other test.
+#: .ci/run's passes under other Pythons, "i/n": the n passes share the suite, each taking every n-th test from
+#: the i-th, so that each test runs under the host's Python and one other (tests of one function, and a
+#: module's, alternate between them).
 SHARE = os.environ.get("CODEEXEC_TEST_SHARE")
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """With SHARE, leave out the end-to-end tests that another pass under another Python runs."""
+    """With SHARE, leave out the tests that another pass under another Python runs."""
     if not SHARE:
         return
     index, count = (int(part) for part in SHARE.split("/"))
-    end_to_end = (item for item in items if {"server", "data_dir"} & set(getattr(item, "fixturenames", ())))
-    left = [item for position, item in enumerate(end_to_end) if position % count != index - 1]
-    config.hook.pytest_deselected(items=left)
-    gone = set(map(id, left))
-    items[:] = [item for item in items if id(item) not in gone]
+    config.hook.pytest_deselected(items=[item for position, item in enumerate(items) if position % count != index - 1])
+    items[:] = items[index - 1 :: count]
 
 
 # Commands the tests start stop their workers when they end, unless a test asks for warm ones
