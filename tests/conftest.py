@@ -26,17 +26,27 @@ INTERPRETERS = (
 
 #: .ci/run's passes under other Pythons, "i/n": the n passes share the suite, each taking every n-th test from
 #: the i-th, so that each test runs under the host's Python and one other (tests of one function, and a
-#: module's, alternate between them).
+#: module's, alternate between them); of the end-to-end tests (a real Valkey: the `server` or `data_dir`
+#: fixture), every 2n-th: half of them run under the host's Python only (they cross host code that the
+#: others cover module by module, and they are most of a pass's time).
 SHARE = os.environ.get("CODEEXEC_TEST_SHARE")
 
 
+@pytest.hookimpl(trylast=True)  # after -m has left out what it leaves out: the shares are of what is left
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """With SHARE, leave out the tests that another pass under another Python runs."""
+    """With SHARE, leave out the tests that another pass under another Python runs, or none does."""
     if not SHARE:
         return
     index, count = (int(part) for part in SHARE.split("/"))
-    config.hook.pytest_deselected(items=[item for position, item in enumerate(items) if position % count != index - 1])
-    items[:] = items[index - 1 :: count]
+    kept: list[pytest.Item] = []
+    left: list[pytest.Item] = []
+    seen = {True: 0, False: 0}  # end-to-end tests and the others, each counted apart
+    for item in items:
+        end_to_end = bool({"server", "data_dir"} & set(getattr(item, "fixturenames", ())))
+        (kept if seen[end_to_end] % (count * (1 + end_to_end)) == index - 1 else left).append(item)
+        seen[end_to_end] += 1
+    config.hook.pytest_deselected(items=left)
+    items[:] = kept
 
 
 # Commands the tests start stop their workers when they end, unless a test asks for warm ones
