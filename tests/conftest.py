@@ -122,9 +122,7 @@ def start_worker(env: dict[str, str], tmp_path: Path) -> Iterator[Callable[..., 
         log = tmp_path / f"{name}.log"
         process = subprocess.Popen(
             [
-                # What `codeexec worker` runs (test_multihost.py and test_protections.py run the command
-                # itself), as the local workers do: without the command line's imports.
-                *(sys.executable, "-m", "codeexec.worker.queue.work"),
+                *(sys.executable, "-m", "codeexec.producer.entry.cli", "worker"),
                 *(f"--concurrency={concurrency}", f"--hostname={name}@%h"),
             ],
             env={**env, **(extra_env or {})},

@@ -29,6 +29,7 @@ from codeexec.producer.local import resident, venvs
 from codeexec.producer.local.backend import backend
 from codeexec.producer.local.lifetime import Stopped, stop_on_sigterm
 from codeexec.producer.local.valkey import EmbeddedServer
+from codeexec.producer.local.workers import WORKER_FLAGS, queues
 from codeexec.producer.results.bigcodebench_results import ground_truth, ground_truth_line, write_bcb_results
 from codeexec.producer.results.evalplus_results import write_eval_results
 from codeexec.producer.results.lcb_results import write_lcb_results
@@ -39,9 +40,9 @@ from codeexec.producer.service import command as serve
 from codeexec.producer.submit import cancel, resume, set_priority, submit, truth_run, version
 from codeexec.protocol.models import JudgeMode, Problem, RunMeta, SampleKind
 from codeexec.protocol.settings import get_settings
+from codeexec.worker import environments
 from codeexec.worker.queue import leases
 from codeexec.worker.queue.schedule import priority_name
-from codeexec.worker.queue.work import work
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -422,7 +423,14 @@ def cmd_priority(args: argparse.Namespace) -> int:
 
 
 def cmd_worker(args: argparse.Namespace) -> int:
-    work(args.concurrency, args.hostname)
+    from codeexec.worker.queue.app import app  # reads the settings: only once the flags are in the environment
+
+    argv = ["worker", *WORKER_FLAGS, "-Q", queues(environments.served(get_settings()))]
+    if args.concurrency:
+        argv.append(f"--concurrency={args.concurrency}")
+    if args.hostname:
+        argv.append(f"--hostname={args.hostname}")
+    app.worker_main(argv)
     return 0
 
 

@@ -1,5 +1,4 @@
-"""The local workers a command starts: one `celery worker` process with a pool process per core
-(worker/queue/work.py)."""
+"""The local workers a command starts: one `celery worker` process with a pool process per core."""
 
 from __future__ import annotations
 
@@ -10,6 +9,14 @@ import sys
 from pathlib import Path
 
 from codeexec.producer.local.lifetime import dies_with_parent
+from codeexec.protocol import keys
+
+WORKER_FLAGS = ["--loglevel=WARNING", "--without-mingle", "--without-gossip"]
+
+
+def queues(environments: list[str]) -> str:
+    """The Celery queues a worker that serves `environments` consumes (-Q): its own Python's, and theirs."""
+    return ",".join(keys.queue(name) for name in [None, *environments])
 
 
 class LocalWorkers:
@@ -29,7 +36,8 @@ class LocalWorkers:
                 [
                     sys.executable,
                     "-m",
-                    "codeexec.worker.queue.work",  # `codeexec worker`, without the command line's imports
+                    "codeexec.producer.entry.cli",
+                    "worker",
                     f"--concurrency={self.count}",
                     f"--hostname=local-{os.getpid()}@%h",
                 ],
