@@ -254,9 +254,9 @@ class _Test:
         """ns charged by `now`: the wall-clock time since the fork (where the kernel gives figures) less the wait
         for a CPU of the test's thread that waited most (its main thread's now, the others' and those of the
         processes it started as last read, each tenth of its limit and at deadlines: a JVM's main thread waits
-        for the one running the program, a compiler driver for its compiler) and this
-        thread's own in wake-ups to a full pipe of the test's (its writer may have waited for its reader, late:
-        `forgiven`; only then, or a sleeper would be forgiven every late look at its deadline)."""
+        for the one running the program, a compiler driver for its compiler) and this thread's own in wake-ups
+        to a full pipe of the test's (its writer may have waited for its reader, late: `forgiven`; only then,
+        or a sleeper would be forgiven every late look at its deadline)."""
         return max(0, now - self.began - self.forgiven - max(_waited(self.wait) or 0, self.threads_waited))
 
     def _most_waited(self) -> int:
@@ -269,12 +269,12 @@ class _Test:
             except OSError:  # it has ended
                 continue
             for task in tasks:
-                figure, children = (_figure(f"/proc/{pid}/task/{task}/{name}") for name in ("schedstat", "children"))
+                figure = _figure(f"/proc/{pid}/task/{task}/schedstat")
                 most = max(most, _waited(figure) or 0)
-                processes += _pids(children)[: _PROCESSES - len(processes)]
-                for fd in (figure, children):
-                    if fd is not None:
-                        _close(fd)
+                if figure is not None:
+                    _close(figure)
+                if len(processes) < _PROCESSES:  # past the bound, no children file is opened
+                    processes += _children(f"/proc/{pid}/task/{task}/children")[: _PROCESSES - len(processes)]
         return most
 
 
@@ -471,12 +471,18 @@ def _waited(fd: int | None) -> int | None:
         return None
 
 
-def _pids(fd: int | None) -> list[int]:
-    """The pids a thread's open children file lists: the processes it started that have not ended."""
+def _children(path: str) -> list[int]:
+    """The pids a thread's children file lists: the processes it started that have not ended (none where
+    it has ended)."""
+    listed = _figure(path)
+    if listed is None:
+        return []
     try:
-        return [] if fd is None else [int(pid) for pid in _pread(fd, 4096, 0).split()]
+        return [int(pid) for pid in _pread(listed, 4096, 0).split()]
     except (OSError, ValueError):
         return []
+    finally:
+        _close(listed)
 
 
 def pid_in_proc(pidfd: int) -> int:
