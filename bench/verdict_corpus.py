@@ -12,7 +12,16 @@ real `codeexec serve` for /run_code) on a private Valkey with two local workers:
     classeval       GPT-4's ClassEval generations (100 tasks, unittest files)
     bigcodebench    Qwen2.5-Coder 7B's BigCodeBench samples of the 327 tasks that need the standard library
                     only, on the workers' own Python (--environment none)
+    mbcpp, mbjsp, mbtsp, mbgp
+                    mxeval's samples of MBXP in C++, JavaScript, TypeScript and Go (bench/languages.py's sets)
+    reflexion-rs-1  GPT-4's Reflexion programs for MultiPL-E's humaneval-rs
+    humaneval-x-canonical-cpp, -go, -java, -js, -rust
+                    HumanEval-X's canonical solutions
     run_code        SandboxFusion-style /run_code requests (RUN_CODE below)
+    run_code_languages
+                    /run_code in every other language SandboxFusion names (tests/test_run_code_languages.py's
+                    programs: one that reads and prints, one that fails an assertion, and one that does not
+                    compile, or does not parse)
 
 Each line of a record is one sample's outcome as codeexec stores it, less its timings: the outcome, score,
 tests passed, detail, message, each test's verdict, EvalPlus's statuses, a test file's tests, a script's
@@ -48,8 +57,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import codeexec
-from bench import competitive, mbppplus_samples
+from bench import competitive, languages, mbppplus_samples
 from bench.agreement import BIGCODEBENCH, EVALPLUS_REFERENCE, MBPP_SOLUTIONS, REFERENCE, SHARED, mbpp_reference
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+from test_run_code_languages import PROGRAMS as LANGUAGE_PROGRAMS
 
 #: What a stored result says of a sample that is not an outcome: how long it took.
 TIMINGS = {"duration_s", "charged_s"}
@@ -95,6 +107,9 @@ RUN_CODE: list[dict[str, Any]] = [
     {"code": "import numpy\nprint(numpy.arange(3).sum())"},
     {"code": "a, b = map(int, input().split())\nprint(a * b)", "stdin": "6 7\n"},
 ]
+
+#: A program that parses in no language: each language's compile error (or syntax error, or failed run).
+NOT_A_PROGRAM = "fn main( {\n"
 
 
 # ---- the sets: each gives (problems, samples, options) for codeexec's submit() ------------------------------
@@ -158,6 +173,18 @@ def bigcodebench(directory: Path) -> Built:
     return "bigcodebench", samples, {"environment": "none"}
 
 
+def _language(name: str) -> Callable[[Path], Built]:
+    def build(directory: Path) -> Built:
+        one = languages.make_set(name, directory, 0)
+        return str(one.problems), one.samples, {}
+
+    return build
+
+
+#: bench/languages.py's sets of real programs (or canonical solutions) in other languages than Python.
+LANGUAGE_SETS = ["mbcpp", "mbjsp", "mbtsp", "mbgp", "reflexion-rs-1",
+                 *(f"humaneval-x-canonical-{language}" for language in languages.HUMANEVAL_X)]  # fmt: skip
+
 SETS: dict[str, Callable[[Path], Built]] = {
     "humaneval": humaneval,
     "humanevalplus": humanevalplus,
@@ -170,6 +197,7 @@ SETS: dict[str, Callable[[Path], Built]] = {
     },
     "classeval": classeval,
     "bigcodebench": bigcodebench,
+    **{name: _language(name) for name in LANGUAGE_SETS},
 }
 
 
@@ -217,14 +245,24 @@ def record_run_code(directory: Path) -> Iterator[dict[str, Any]]:
                 sys.exit(f"the server did not start:\n{(directory / 'serve.log').read_text()}")
             time.sleep(0.1)
         for number, request in enumerate(RUN_CODE, start=1):
-            answer = httpx.post(f"{url}/run_code", json={"language": "python", **request}, timeout=300).json()
-            for result in ("run_result", "compile_result"):
-                if answer.get(result):
-                    answer[result].pop("execution_time", None)
-            yield {"set": "run_code", "line": number, "task_id": None, "outcome": answer}
+            yield {"set": "run_code", "line": number, "task_id": None, "outcome": _answer(url, request)}
+        for language, (echo, failing) in sorted(LANGUAGE_PROGRAMS.items()):
+            for which, code in (("echo", echo), ("failing", failing), ("broken", NOT_A_PROGRAM)):
+                request = {"language": language, "code": code, "stdin": "41\n", "run_timeout": 30,
+                           "compile_timeout": 60}  # fmt: skip
+                line = f"{language} {which}"
+                yield {"set": "run_code_languages", "line": line, "task_id": None, "outcome": _answer(url, request)}
     finally:
         server.terminate()
         server.wait(timeout=60)
+
+
+def _answer(url: str, request: dict[str, Any]) -> dict[str, Any]:
+    answer = httpx.post(f"{url}/run_code", json={"language": "python", **request}, timeout=300).json()
+    for result in ("run_result", "compile_result"):
+        if answer.get(result):
+            answer[result].pop("execution_time", None)
+    return answer
 
 
 def free_port() -> int:
@@ -239,7 +277,7 @@ def record(out: Path, names: list[str]) -> None:
     with tempfile.TemporaryDirectory() as tmp, gzip.open(out, "wt") as written:
         directory = Path(tmp)
         lines = record_sets([name for name in names if name in SETS], directory)
-        if "run_code" in names:
+        if "run_code" in names:  # with run_code_languages
             lines = _then(lines, record_run_code(directory))
         for line in lines:
             written.write(normalized(json.dumps(line, sort_keys=True)) + "\n")
