@@ -24,6 +24,7 @@ _PUBLIC = {
     "Codeexec": "codeexec.producer.entry.api",
     "Run": "codeexec.producer.entry.api",
     "RunSummary": "codeexec.producer.entry.api",
+    "RunOptions": "codeexec.protocol.run",
     "SampleResult": "codeexec.producer.results.persample",
     "RunReport": "codeexec.producer.results.report",
     "TaskReport": "codeexec.producer.results.report",
@@ -52,6 +53,7 @@ __all__ = [
     "Outcome",
     "Run",
     "RunReport",
+    "RunOptions",
     "RunResult",
     "RunSummary",
     "SampleResult",
@@ -92,6 +94,7 @@ if TYPE_CHECKING:
     from codeexec.producer.results.report import RunReport, TaskReport
     from codeexec.producer.service.client import ServiceClient, compute_score, trl_reward
     from codeexec.protocol.result import AssertionOutcome, Outcome, RunResult
+    from codeexec.protocol.run import RunOptions
     from codeexec.protocol.settings import Settings
     from codeexec.worker.judging.program import extract_code, score_code_exec
     from codeexec.worker.process.runner import run_candidate

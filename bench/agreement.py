@@ -62,8 +62,10 @@ from codeexec.producer.inputs.problems import load_problems
 from codeexec.producer.inputs.samples import read_samples
 from codeexec.producer.local.backend import private_backend
 from codeexec.producer.results.bigcodebench_results import status
-from codeexec.producer.submit import new_meta, submit
+from codeexec.producer.run import Run
+from codeexec.producer.submission import Submission, new_meta
 from codeexec.protocol.models import SuiteTests
+from codeexec.protocol.run import RunOptions
 from codeexec.protocol.settings import get_settings
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"
@@ -163,13 +165,14 @@ def main() -> None:
         with private_backend(Path(tmp), args.workers) as client:
             began = time.monotonic()
             runs = {}
+            submitted: list[Run] = []
             for number, path in enumerate(files):
                 samples = read_samples(path, problems)
-                meta = new_meta(f"ref{number}", args.problems, samples, None, [1])
-                submit(client, problems, samples, meta, get_settings().batch_size)
+                meta = new_meta(f"ref{number}", args.problems, samples, problems, RunOptions(k=[1]))
+                submitted.append(Run.submit(client, Submission(problems, samples, meta)))
                 runs[meta.run] = (path, meta.n_samples)
             total = sum(n for _, n in runs.values())
-            while (done := sum(runs.progress(client, run)[0] for run in runs)) < total:
+            while (done := sum(run.progress()[0] for run in submitted)) < total:
                 print(f"\r{done}/{total} samples", end="", file=sys.stderr, flush=True)
                 time.sleep(1)
             elapsed = time.monotonic() - began
@@ -207,15 +210,16 @@ def bigcodebench(workers: int, preload_check: Path, json_out: Path | None, bcb_s
         with private_backend(Path(tmp), workers) as client:
             began = time.monotonic()
             runs: dict[str, Path] = {}
+            submitted: list[Run] = []
             for number, path in enumerate([*files, preload_check]):
                 samples = read_samples(path, problems)
                 isolation = "fresh" if number == len(files) else "fork"  # fresh: nothing preloaded
-                meta = new_meta(f"bcb{number}", str(problems_path), samples, None, [1], isolation=isolation,
-                                environment="bigcodebench")  # fmt: skip
-                submit(client, problems, samples, meta, get_settings().batch_size)
+                how = RunOptions(k=[1], isolation=isolation, environment="bigcodebench")
+                meta = new_meta(f"bcb{number}", str(problems_path), samples, problems, how)
+                submitted.append(Run.submit(client, Submission(problems, samples, meta)))
                 runs[meta.run] = path
             total = sum(read_samples(path, problems).lines.__len__() for path in runs.values())
-            while (done := sum(runs.progress(client, run)[0] for run in runs)) < total:
+            while (done := sum(run.progress()[0] for run in submitted)) < total:
                 print(
                     f"\r{done}/{total} samples, {time.monotonic() - began:.0f} s", end="", file=sys.stderr, flush=True
                 )
@@ -286,7 +290,10 @@ def _statuses(client: object, run: str, samples: Path) -> list[str | None]:
     from codeexec.producer.inputs.files import read_jsonl
     from codeexec.producer.results.persample import with_results
 
-    return [status(s.result)[0] if s.result else None for s in with_results(client, run, list(read_jsonl(samples)))]
+    return [
+        status(s.result)[0] if s.result else None
+        for s in with_results(Run.fetch(client, run), list(read_jsonl(samples)))
+    ]
 
 
 def _moved(client: object, preloaded: str, fresh: str, samples: Path) -> list[str]:

@@ -31,15 +31,16 @@ from pathlib import Path
 
 import redis
 
-from codeexec.producer import runs
 from codeexec.producer.inputs.files import read_jsonl
 from codeexec.producer.inputs.problems import load_problems
 from codeexec.producer.inputs.samples import read_samples
 from codeexec.producer.local.backend import private_backend
 from codeexec.producer.results.bigcodebench_results import status
 from codeexec.producer.results.persample import with_results
-from codeexec.producer.submit import new_meta, submit
+from codeexec.producer.run import Run
+from codeexec.producer.submission import Submission, new_meta
 from codeexec.protocol.models import Problem
+from codeexec.protocol.run import RunOptions
 from codeexec.protocol.settings import get_settings
 from codeexec.worker import environments
 
@@ -126,12 +127,12 @@ def run_codeexec(
     """Seconds from submission to the last result; each status; the seconds the samples were charged."""
     began = time.monotonic()
     found = read_samples(samples, problems)
-    meta = new_meta(run, str(PROBLEMS), found, None, [1], isolation="fork", environment="bigcodebench")
-    submit(client, problems, found, meta, get_settings().batch_size)
-    while runs.progress(client, run)[0] < meta.n_samples:
+    how = RunOptions(k=[1], isolation="fork", environment="bigcodebench")
+    submitted = Run.submit(client, Submission(problems, found, new_meta(run, str(PROBLEMS), found, problems, how)))
+    while submitted.progress()[0] < submitted.meta.n_samples:
         time.sleep(0.05)
     took = time.monotonic() - began
-    results = [s.result for s in with_results(client, run, read_jsonl(samples)) if s.result]
+    results = [s.result for s in with_results(submitted, read_jsonl(samples)) if s.result]
     return took, [status(result)[0] for result in results], sum(result.charged_s for result in results)
 
 

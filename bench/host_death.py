@@ -24,12 +24,13 @@ from pathlib import Path
 
 import redis
 
-from codeexec.producer import runs
 from codeexec.producer.inputs.problems import load_problems
 from codeexec.producer.inputs.samples import read_samples
 from codeexec.producer.local.valkey import EmbeddedServer
-from codeexec.producer.submit import new_meta, submit
+from codeexec.producer.run import Run
+from codeexec.producer.submission import Submission, new_meta
 from codeexec.protocol import keys
+from codeexec.protocol.run import RunOptions
 from codeexec.protocol.settings import get_settings
 from codeexec.worker.queue.leases import Lease
 
@@ -56,13 +57,8 @@ def sweep(client: redis.Redis, directory: Path, run: str, samples: int) -> int:
     samples_path.write_text((json.dumps({"task_id": "t", "completion": completion}) + "\n") * samples)
     problems = load_problems(str(problems_path))
     sample_set = read_samples(samples_path, problems)
-    submit(
-        client,
-        problems,
-        sample_set,
-        new_meta(run, str(problems_path), sample_set, None, [1]),
-        get_settings().batch_size,
-    )
+    meta = new_meta(run, str(problems_path), sample_set, problems, RunOptions(k=[1]))
+    Run.submit(client, Submission(problems, sample_set, meta))
     return samples
 
 
@@ -78,7 +74,7 @@ def doomed_leases(client: redis.Redis, main_pid: int) -> list[str]:
 
 
 def wait(client: redis.Redis, run: str, at_least: int) -> int:
-    while (done := runs.progress(client, run)[0]) < at_least:
+    while (done := Run.fetch(client, run).progress()[0]) < at_least:
         time.sleep(0.05)
     return done
 
@@ -102,7 +98,7 @@ def main() -> None:
             os.killpg(doomed.pid, signal.SIGKILL)
             killed = time.monotonic()
             doomed.wait()
-            remaining = total - runs.progress(client, "death")[0]
+            remaining = total - Run.fetch(client, "death").progress()[0]
             while set(held) & set(client.zrange(keys.LEASES, 0, -1)):
                 time.sleep(0.05)
             taken_over = time.monotonic() - killed

@@ -11,12 +11,13 @@ from pathlib import Path
 import redis
 
 import codeexec
-from codeexec.producer import runs
 from codeexec.producer.inputs.problems import load_problems
 from codeexec.producer.inputs.samples import read_samples
 from codeexec.producer.results.persample import with_results
-from codeexec.producer.submit import new_meta, submit
+from codeexec.producer.run import Run
+from codeexec.producer.submission import Submission, new_meta
 from codeexec.protocol.result import StoredResult
+from codeexec.protocol.run import RunOptions
 from codeexec.protocol.settings import get_settings
 
 
@@ -41,16 +42,15 @@ def evaluate(
     """Submit `samples` as run `run` and wait for every result; timed from the first job stored."""
     problems = load_problems(problems_spec, split)
     sample_set = read_samples(samples, problems)
-    meta = new_meta(
-        run, problems_spec, sample_set, time_limit_s, [1], split, isolation=isolation or get_settings().isolation
-    )
+    how = RunOptions(k=[1], split=split, timeout_s=time_limit_s, isolation=isolation or get_settings().isolation)
+    meta = new_meta(run, problems_spec, sample_set, problems, how)
     began = time.monotonic()
-    submit(client, problems, sample_set, meta, get_settings().batch_size)
-    while runs.progress(client, run)[0] < meta.n_samples:
+    submitted = Run.submit(client, Submission(problems, sample_set, meta))
+    while submitted.progress()[0] < meta.n_samples:
         time.sleep(0.05)
     seconds = time.monotonic() - began
     lines = [json.loads(line) for line in samples.read_text().splitlines()]
-    results = [row.result for row in with_results(client, run, enumerate(lines, start=1))]
+    results = [row.result for row in with_results(submitted, enumerate(lines, start=1))]
     return Evaluated([verdict(result) for result in results], seconds, results)
 
 

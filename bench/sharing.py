@@ -28,11 +28,12 @@ from pathlib import Path
 
 import redis
 
-from codeexec.producer import runs
 from codeexec.producer.inputs.problems import load_problems, write_canonical_samples
 from codeexec.producer.inputs.samples import read_samples
 from codeexec.producer.local.backend import private_backend
-from codeexec.producer.submit import new_meta, submit
+from codeexec.producer.run import Run
+from codeexec.producer.submission import Submission, new_meta
+from codeexec.protocol.run import RunOptions
 from codeexec.protocol.settings import get_settings
 
 PROBLEMS = "humaneval"
@@ -42,16 +43,16 @@ def submitted(client: redis.Redis, run: str, samples: Path) -> float:
     """Submit the samples file as `run`; when it was submitted (time.monotonic())."""
     problems = load_problems(PROBLEMS)
     sample_set = read_samples(samples, problems)
-    meta = new_meta(run, PROBLEMS, sample_set, None, [1])
+    meta = new_meta(run, PROBLEMS, sample_set, problems, RunOptions(k=[1]))
     began = time.monotonic()
-    submit(client, problems, sample_set, meta, get_settings().batch_size)
+    Run.submit(client, Submission(problems, sample_set, meta))
     return began
 
 
 def finished(client: redis.Redis, run: str) -> float:
     """Wait for the run's last result; when it came (time.monotonic(), to within 5 ms)."""
     while True:
-        done, total = runs.progress(client, run)
+        done, total = Run.fetch(client, run).progress()
         if done >= total:
             return time.monotonic()
         time.sleep(0.005)
@@ -83,11 +84,13 @@ def main() -> None:
                 figures["big alone"].append(big_n / (finished(client, f"big-alone-{round_}") - began))
 
                 big_began = submitted(client, f"big-{round_}", big_file)
-                while runs.progress(client, f"big-{round_}")[0] < big_n // 4:
+                while Run.fetch(client, f"big-{round_}").progress()[0] < big_n // 4:
                     time.sleep(0.005)
                 small_began = submitted(client, f"small-{round_}", small_file)
                 small_ended = finished(client, f"small-{round_}")
-                assert runs.progress(client, f"big-{round_}")[0] < big_n, "big ended before small: make it bigger"
+                assert Run.fetch(client, f"big-{round_}").progress()[0] < big_n, (
+                    "big ended before small: make it bigger"
+                )
                 figures["small in big"].append(small_ended - small_began)
                 big_ended = finished(client, f"big-{round_}")
                 figures["big shared"].append(big_n / (big_ended - big_began))

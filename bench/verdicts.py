@@ -17,6 +17,7 @@ from pydantic import BaseModel, Field
 
 from codeexec.producer.inputs.files import InputError, read_jsonl
 from codeexec.producer.results.persample import with_results
+from codeexec.producer.run import Run
 
 
 class Disagreement(BaseModel):
@@ -45,7 +46,7 @@ def compare(client: redis.Redis, run: str, reference: Path) -> Agreement:
     per_task: dict[str, list[tuple[bool, bool]]] = defaultdict(list)
     disagreements: list[Disagreement] = []
     samples = same_text = 0
-    for sample in with_results(client, run, read_jsonl(reference)):
+    for sample in with_results(Run.fetch(client, run), read_jsonl(reference)):
         expected, where = sample.record.get("passed"), f"{reference}:{sample.line}"
         if not isinstance(expected, bool):
             raise InputError(f"{where}: no reference verdict (a boolean 'passed')")
@@ -110,7 +111,7 @@ def compare_statuses(client: redis.Redis, run: str, reference: Path) -> EvalPlus
     plus: dict[str, list[tuple[bool, bool]]] = defaultdict(list)
     disagreements: list[Disagreement] = []
     samples = same_base = same_plus = 0
-    for sample in with_results(client, run, read_jsonl(reference)):
+    for sample in with_results(Run.fetch(client, run), read_jsonl(reference)):
         where, record = f"{reference}:{sample.line}", sample.record
         if not all(isinstance(record.get(field), str) for field in ("base_status", "plus_status")):
             raise InputError(f"{where}: no EvalPlus statuses (base_status and plus_status)")
@@ -170,7 +171,7 @@ def compare_bigcodebench(client: redis.Redis, run: str, samples: Path, eval_resu
     per_task: dict[str, list[tuple[bool, bool]]] = defaultdict(list)
     disagreements: list[Disagreement] = []
     count = same = 0
-    for sample in with_results(client, run, read_jsonl(samples)):
+    for sample in with_results(Run.fetch(client, run), read_jsonl(samples)):
         if sample.task_id is None or sample.result is None:
             raise InputError(f"{samples}:{sample.line}: run {run!r} has no result for this sample")
         entries = theirs.get(sample.task_id, [])

@@ -41,6 +41,14 @@ class TestSet(BaseModel):
         """Text put before every sample's program."""
         return ""
 
+    def needs_relaxed(self) -> bool:
+        """Whether its candidates run under the sandbox's relaxed posture (docs/security.md)."""
+        return False
+
+    def needs_environment(self) -> str | None:
+        """The environment its candidates need (worker/environments.py); None: the workers' own Python."""
+        return None
+
 
 #: How a raw answer's code is found (worker/judging/program.py): the first fenced block, LiveCodeBench's
 #: (between the last two fence lines), or verl's (the last ```python block).
@@ -185,6 +193,12 @@ class SuiteTests(TestSet):
     def before_program(self) -> str:
         return self.calibration
 
+    def needs_relaxed(self) -> bool:
+        return self.relaxed
+
+    def needs_environment(self) -> str | None:
+        return self.environment
+
 
 class Script(TestSet):
     """A program to run as a script, on a standard input, with files in its working directory
@@ -216,6 +230,9 @@ class Script(TestSet):
     @property
     def total(self) -> int:
         return 1
+
+    def needs_relaxed(self) -> bool:
+        return self.relaxed
 
 
 class ProgramTests(TestSet):
@@ -362,93 +379,3 @@ class Sample(BaseModel):
         "problem's tests take any (stdin tests: producer/inputs/samples.py, sample_language()); None: the "
         "problem's.",
     )
-
-
-class Job(BaseModel):
-    """Samples of a run to evaluate, as (task_id, sample index) pairs: what a worker takes at a time
-    (worker/queue/schedule.py)."""
-
-    run: str
-    samples: list[tuple[str, int]] = Field(min_length=1)
-
-
-class RunMeta(BaseModel):
-    run: str
-    created: float = Field(description="Unix time the run was submitted.")
-    status: Literal["storing", "stored", "queued", "cancelled"] = "storing"
-    priority: int = Field(0, description="Runs at a higher priority are served first (worker/queue/schedule.py).")
-    environment: str | None = Field(
-        None,
-        description="The environment its candidates run in (worker/environments.py: BigCodeBench's); only "
-        "workers that have it take its jobs. None: the workers' own Python.",
-    )
-    problems: str = Field(description="'humaneval' or the path of the problems file.")
-    split: str = Field("all", description="The MBPP split the problems were narrowed to.")
-    challenge: bool = Field(False, description="Whether MBPP's challenge tests were added.")
-    treat_as: SampleKind | None = Field(None, description="How every sample runs, whatever its field.")
-    problems_sha256: str = Field("", description="sha256 of the problems file (of a problem set's bundled file).")
-    samples_path: str
-    samples_sha256: str
-    n_samples: int
-    n_tasks: int
-    time_limit_s: float | None = Field(
-        None,
-        gt=0,
-        allow_inf_nan=False,
-        description="The run's time limit of a test (--timeout, else CODEEXEC_TIMEOUT_S), where its problem gives "
-        "none; None: each kind's default (worker/judging/context.py, time_limit(); docs/time-limits.md).",
-    )
-    hash_seed: int = Field(0, description="PYTHONHASHSEED of every candidate of the run.")
-    isolation: Literal["fork", "fresh"] = Field(
-        "fresh", description="How each candidate's process started: forked from a warm interpreter, or fresh."
-    )
-    k: list[int]
-    min_time_limit_s: float = Field(
-        1.0, gt=0, description="HumanEval+: the least time limit of a call (EvalPlus's --min-time-limit)."
-    )
-    gt_time_limit_factor: float = Field(
-        4.0,
-        gt=0,
-        description="HumanEval+: a call's limit is this times the canonical solution's time, at least "
-        "min_time_limit_s (EvalPlus's --gt-time-limit-factor).",
-    )
-    base_tests: bool = Field(False, description="The problems have EvalPlus's base and plus checks (HumanEval+).")
-    assertion_tests: bool | None = Field(
-        None,
-        description="Some problems' tests are assertions (None: a run of an older codeexec, whose problems are of "
-        "one kind).",
-    )
-    case_tests: bool = Field(False, description="Some problems have competitive-programming tests.")
-    suite_tests: bool = Field(False, description="Some problems' tests are test files (unittest, pytest).")
-    program_tests: bool = Field(False, description="Some problems are programs in other languages than Python.")
-    relaxed: bool = Field(False, description="Some problems run under the relaxed sandbox posture (docs/security.md).")
-    judge_mode: JudgeMode | None = Field(
-        None, description="Competitive-programming problems: how outputs are compared (None: each problem's mode)."
-    )
-    all_tests: bool = Field(
-        False,
-        description="Competitive-programming problems: run every test (score: passed / tests), not stop at "
-        "the first failure (LiveCodeBench's rule).",
-    )
-    strict_verdicts: bool = Field(
-        False, description="An assertion the host cannot compare is an error, not run in the candidate's process."
-    )
-    notify: bool = Field(
-        False, description="Each result is published as it is recorded (keys.done()): the HTTP service's run."
-    )
-    runner: dict[str, Any] = Field(
-        default_factory=dict,
-        description="How its candidates are limited (settings.RUN_SETTINGS), as the command that submitted it was "
-        "set; a worker's own settings fill in what a run of an older codeexec lacks.",
-    )
-    settings: dict[str, object] = Field(default_factory=dict, description="Producer settings, for the record.")
-    version: str = Field("", description="The version of codeexec that submitted the run.")
-
-    @model_validator(mode="before")
-    @classmethod
-    def _older(cls, data: Any) -> Any:
-        """A run stored by an older codeexec named its limits by kind; the one of test files was the run's
-        --timeout, where it gave one (its assertions' is in each problem's timeout_s)."""
-        if isinstance(data, dict) and "time_limit_s" not in data and data.get("suite_time_limit_s") is not None:
-            return data | {"time_limit_s": data["suite_time_limit_s"]}
-        return data

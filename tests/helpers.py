@@ -17,7 +17,8 @@ import httpx
 import redis
 
 from codeexec.protocol import keys
-from codeexec.protocol.models import AssertionTests, Problem, RunMeta
+from codeexec.protocol.models import AssertionTests, Problem
+from codeexec.protocol.run import RunMeta
 from pythons import ROOT
 
 SHARED = ROOT.parent / "shared" / "data"
@@ -79,7 +80,7 @@ def store_meta(client: redis.Redis, run: str, **fields: object) -> RunMeta:
     """A queued run's RunMeta, stored where the producer stores it; its files, digests and counts made up
     (`fields` give those a test needs)."""
     made_up = {"problems": "p", "samples_path": "s", "samples_sha256": "x", "n_samples": 0, "n_tasks": 0}
-    meta = RunMeta.model_validate({"run": run, "created": 0.0, "status": "queued", "k": [1], **made_up, **fields})
+    meta = RunMeta.model_validate({"run": run, "created": 0.0, "status": "queued", **made_up, **fields})
     client.set(keys.meta(run), meta.model_dump_json())
     return meta
 

@@ -96,9 +96,9 @@ from codeexec.protocol import keys
 samples = [{"task_id": "HumanEval/0", "completion": "    return False"} for _ in range(5)]
 with connect(REDIS_URL) as codeexec:  # no workers: the jobs stay queued
     run = codeexec.submit("humaneval", samples, run="api", priority="low")
-    print("submitted", run.meta.priority, run.meta.status)
+    print("submitted", run.meta.options.priority, run.meta.status)
     run.set_priority("high")
-    print("priority", run.meta.priority, codeexec.client.zscore(keys.ACTIVE, "api"))
+    print("priority", run.meta.options.priority, codeexec.client.zscore(keys.ACTIVE, "api"))
     print("cancelled", run.cancel(), run.meta.status, codeexec.client.exists(keys.jobs("api")))
     print("listed", json.dumps([(r.run, r.status, r.priority) for r in codeexec.runs()]))
     print("resumed", run.resume(), run.meta.status, codeexec.client.zscore(keys.ACTIVE, "api"))

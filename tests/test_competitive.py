@@ -17,8 +17,9 @@ from test_timelimit import CORES, start_hogs, stop
 import codeexec
 from codeexec.producer.inputs.files import InputError
 from codeexec.producer.inputs.problems import load_problems
-from codeexec.protocol.models import CaseTests, Problem, RunMeta
+from codeexec.protocol.models import CaseTests, Problem
 from codeexec.protocol.result import Outcome, RunResult, Verdict
+from codeexec.protocol.run import RunMeta, RunOptions
 from codeexec.worker.judging import calls, stdio
 from codeexec.worker.judging.cases import Plan
 from codeexec.worker.judging.outputs import same_stdout, same_value
@@ -42,7 +43,7 @@ def meta(**fields: Any) -> RunMeta:
     base: dict[str, Any] = dict(
         run="r", created=0, problems="p", samples_path="s", samples_sha256="", n_samples=1, n_tasks=1
     )
-    return RunMeta(k=[1], **(base | {"time_limit_s": 2.0} | fields))
+    return RunMeta(**base, options=RunOptions(k=[1], timeout_s=fields.pop("time_limit_s", 2.0), **fields))
 
 
 def judge(code: str, tests: CaseTests, **fields: Any) -> RunResult:
@@ -612,7 +613,7 @@ def test_the_python_api_runs_competitive_problems(tmp_path: Path, env: dict[str,
         run.wait()
         (sample,) = list(run.results())
     assert sample.result is not None and sample.result.verdicts == "WW"
-    assert sample.result.score == 0.0 and run.meta.judge_mode == "exact" and run.meta.all_tests
+    assert sample.result.score == 0.0 and run.meta.options.judge_mode == "exact" and run.meta.options.all_tests
 
 
 # ---- programs in other languages: compiled once, a run per test ------------------------------------------

@@ -198,10 +198,10 @@ def test_a_duplicated_delivery_is_counted_once(
     submit(env, suite, "dup")
     # Every job sent a second time, as a broker redelivery would.
     script = (
-        "from codeexec.producer import runs\nfrom codeexec.producer.submit import enqueue, pending_samples\n"
+        "from codeexec.producer.run import Run\n"
         "from codeexec.worker.queue.store import connect\n"
-        "import os\nclient = connect(os.environ['CODEEXEC_REDIS_URL'])\nrefs = pending_samples(client, 'dup')\n"
-        "assert len(refs) == 12, refs\nenqueue(client, runs.meta(client, 'dup'), refs, 16)\n"
+        "import os\nrun = Run.fetch(connect(os.environ['CODEEXEC_REDIS_URL']), 'dup')\nrefs = run.pending()\n"
+        "assert len(refs) == 12, refs\nrun.enqueue(refs, 16)\n"
     )
     out = subprocess.run([sys.executable, "-c", script], env=env, cwd=ROOT, capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
@@ -278,7 +278,7 @@ def test_resume_after_the_producer_was_killed(
     suite = make_suite(tmp_path, tasks=20, per_task=30)  # 600 samples: six storing chunks of 100, 300 jobs
     submit_argv = ["submit", "--problems", str(suite.problems), "--samples", str(suite.samples), "--run", "r"]
     script = (
-        "import os, signal\nimport codeexec.producer.submit as s\ns._PIPELINE_CHUNK = 100\n"
+        "import os, signal\nimport codeexec.producer.run as s\ns._PIPELINE_CHUNK = 100\n"
         + DIE_DURING[when]
         + f"from codeexec.producer.entry.cli import main\nmain({submit_argv!r})\n"
     )
@@ -371,7 +371,7 @@ def test_the_hash_seed_is_the_runs_and_can_be_set(
     assert report(env, "default")["tasks"]["t"]["c"] == 6
     assert report(env, "again")["tasks"]["t"]["c"] == 6
     assert report(env, "seven")["tasks"]["t"]["c"] == 0
-    seeds = {run: json.loads(client.get(keys.meta(run)))["hash_seed"] for run in ("default", "seven")}
+    seeds = {run: json.loads(client.get(keys.meta(run)))["options"]["hash_seed"] for run in ("default", "seven")}
     assert seeds == {"default": 0, "seven": 7}
 
 
@@ -391,7 +391,7 @@ def test_the_isolation_is_the_runs_recorded_and_shown_and_one_worker_serves_both
         assert codeexec(env, "status", run, "--wait").returncode == 0
         document = report(env, run)
         assert (document["isolation"], document["tasks"]["t"]["c"]) == (mode, 4 if mode == "fork" else 0)
-        assert json.loads(client.get(keys.meta(run)))["isolation"] == mode
+        assert json.loads(client.get(keys.meta(run)))["options"]["isolation"] == mode
     shown = codeexec(env, "report", "forked")
     assert shown.returncode == 0 and "isolation" in shown.stdout and "fork" in shown.stdout
     bad = codeexec(env, "submit", "--problems", str(problems), "--samples", str(samples), "--isolation", "spawn")

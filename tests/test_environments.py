@@ -140,7 +140,7 @@ def test_only_workers_with_the_environment_take_its_jobs(
         time.sleep(0.1)
     status = cli(env, "status", "r")
     assert "no live worker has the environment 'tiny'" in status.stdout, status.stdout
-    assert json.loads(client.get("codeexec:{r}:meta"))["environment"] == "tiny"
+    assert json.loads(client.get("codeexec:{r}:meta"))["options"]["environment"] == "tiny"
     served = start_worker("served")
     assert wait_done(client, "r", 4) == 4
     report = json.loads(cli(env, "report", "r", "--json").stdout)

@@ -94,7 +94,7 @@ def test_a_run_whose_server_is_killed_finishes_by_itself(data_dir: Path, tmp_pat
                     "nothing is lost"], err  # fmt: skip
     assert json.loads(out)["pass_at_k"]["1"] == pytest.approx(expected_pass_at_1(suite))
     document = assert_exact(env, "killed", suite)  # every sample counted once
-    assert document["meta"]["isolation"] == isolation
+    assert document["meta"]["options"]["isolation"] == isolation
     keeper = (data_dir / "logs" / "valkey-keeper.log").read_text()
     assert "it exited (killed by SIGKILL); started again from its append-only file" in keeper
     assert resident.current(data_dir) is not None, "the warm workers did not survive their server"

@@ -15,13 +15,13 @@ from codeexec.protocol.models import (
     IOTests,
     Problem,
     ProgramTests,
-    RunMeta,
     Script,
     SuiteTests,
     Tests,
     Truth,
 )
 from codeexec.protocol.result import Outcome
+from codeexec.protocol.run import RunMeta, RunOptions
 from codeexec.worker.judging.context import Context, time_limit
 from codeexec.worker.judging.kinds import JUDGES, judge_of
 
@@ -147,7 +147,7 @@ def test_every_kind_takes_its_time_limit_by_the_one_rule(
     program, tests = TIMED[kind]
     problem = Problem.model_validate({"task_id": "t", "tests": tests | {"time_limit_s": own}})
     meta = RunMeta(run="r", created=0, problems="p", samples_path="s", samples_sha256="", n_samples=1, n_tasks=1,
-                   k=[1], time_limit_s=run)  # fmt: skip
+                   options=RunOptions(k=[1], timeout_s=run))  # fmt: skip
     result = JUDGES[kind].judge(program, problem.tests, Context(meta, problem, {}, Truths()))
     # EvalPlus fails a check whose call runs over its limit ("fail"; "timeout" is a check's budget's).
     over = Outcome.ASSERTION_FAIL if kind == "evalplus" else Outcome.TIMEOUT
@@ -161,5 +161,5 @@ def test_older_names_of_the_limits_read_as_the_one_name() -> None:
     assert problem.tests.time_limit_s == 5 and "timeout_s" not in problem.model_dump()
     fields = {"run": "r", "created": 0, "problems": "p", "samples_path": "s", "samples_sha256": "", "k": [1]}
     older = {**fields, "n_samples": 1, "n_tasks": 1, "timeout_s": 3.0, "test_time_limit_s": 6.0}
-    assert RunMeta.model_validate(older).time_limit_s is None
-    assert RunMeta.model_validate(older | {"suite_time_limit_s": 10.0}).time_limit_s == 10.0
+    assert RunMeta.model_validate(older).options.timeout_s is None
+    assert RunMeta.model_validate(older | {"suite_time_limit_s": 10.0}).options.timeout_s == 10.0

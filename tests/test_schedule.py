@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from codeexec.protocol import keys
-from codeexec.protocol.models import Job, RunMeta
+from codeexec.protocol.run import Job, RunMeta
 from codeexec.worker.queue.leases import Heart, Lease
 from codeexec.worker.queue.schedule import Schedule
 

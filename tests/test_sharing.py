@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 import redis
 
-from codeexec.producer.submit import job_size
+from codeexec.producer.run import job_size
 from codeexec.protocol import keys
 from codeexec.protocol.settings import get_settings
 from codeexec.worker.queue.leases import in_flight
@@ -57,7 +57,7 @@ def folder(parent: Path, name: str) -> Path:
 
 
 def samples_per_job(suite: Suite) -> int:
-    """Samples per job, as producer/submit.py's enqueue() cuts them for a run this size."""
+    """Samples per job, as producer/run.py's Run.enqueue() cuts them for a run this size."""
     return job_size(suite.total, get_settings().batch_size)
 
 
@@ -122,7 +122,7 @@ def test_a_priority_changed_while_runs_run_applies_from_the_next_job(
     wait_done(client, "second", second.total)
     # At most: a result on its way to Redis as the worker froze, and the job in hand when it changed.
     assert done(client, "first") <= first_before + 2
-    assert json.loads(client.get(keys.meta("second")))["priority"] == 10
+    assert json.loads(client.get(keys.meta("second")))["options"]["priority"] == 10
     assert_exact(env, "first", first)
     bad = codeexec(env, "priority", "second", "urgent")
     assert bad.returncode == 2 and "high, normal, low or a whole number" in bad.stderr

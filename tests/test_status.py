@@ -1,5 +1,6 @@
-"""`codeexec status --wait`'s watch of a run (producer/entry/display.py's wait_for), on fakeredis: a run that stops
-moving is said to have no worker when none lives, and its lost jobs are sent again either way."""
+"""The watch of a run that `codeexec status --wait`, eval and the API's Run.wait() keep (producer/run.py's
+Run.wait()), on fakeredis: a run that stops moving is said to have no worker when none lives, and its lost jobs
+are sent again either way."""
 
 from __future__ import annotations
 
@@ -10,7 +11,8 @@ from types import SimpleNamespace
 import fakeredis
 import pytest
 
-from codeexec.producer.entry import display
+from codeexec.producer import run as watched
+from codeexec.producer.run import Run
 from codeexec.protocol import keys
 from codeexec.worker.queue.leases import Heart
 from helpers import store_meta
@@ -20,7 +22,7 @@ _POLLS = 1000  # far more than the watch needs here: only turns a watch that nev
 
 @pytest.mark.parametrize("worker_lives", [True, False])
 def test_a_run_that_stops_moving_is_repaired_whether_or_not_a_worker_lives(
-    worker_lives: bool, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    worker_lives: bool, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # A run whose jobs were lost (a Redis that lost its last second of writes): past _STALL_S without
     # progress the watch sends its pending samples again, and past _ALONE_S says so if no worker lives.
@@ -31,22 +33,23 @@ def test_a_run_that_stops_moving_is_repaired_whether_or_not_a_worker_lives(
         Heart(client).beat()
     repaired = []
 
-    def repair(_: object, run: str) -> None:
-        repaired.append(run)
-        client.hset(keys.stats(run), keys.DONE, 1)  # as the workers would, once the samples are sent again
+    def repair(run: Run, say: object) -> None:
+        repaired.append(run.name)
+        client.hset(keys.stats(run.name), keys.DONE, 1)  # as the workers would, once the samples are sent again
 
     polls = count()
 
     def poll(_: float) -> None:
         assert next(polls) < _POLLS, "the watch never sent the lost jobs again"
 
-    monkeypatch.setattr(display, "_repair", repair)
-    monkeypatch.setattr(display, "_ALONE_S", 0.0)
-    monkeypatch.setattr(display, "_STALL_S", 0.0)
-    monkeypatch.setattr(display, "time", SimpleNamespace(monotonic=time.monotonic, sleep=poll))
-    display.wait_for(client, "r", show=False)
+    monkeypatch.setattr(Run, "_repair", repair)
+    monkeypatch.setattr(watched, "_ALONE_S", 0.0)
+    monkeypatch.setattr(watched, "_STALL_S", 0.0)
+    monkeypatch.setattr(watched, "time", SimpleNamespace(monotonic=time.monotonic, sleep=poll))
+    said: list[str] = []
+    Run.fetch(client, "r").wait(say=said.append)
     assert repaired == ["r"]
-    assert (display.NO_WORKER in capsys.readouterr().err) is not worker_lives
+    assert (watched.NO_WORKER in said) is not worker_lives
 
 
 def finishing_run(done_before: bool, monkeypatch: pytest.MonkeyPatch) -> fakeredis.FakeRedis:
@@ -58,7 +61,7 @@ def finishing_run(done_before: bool, monkeypatch: pytest.MonkeyPatch) -> fakered
     def poll(_: float) -> None:
         client.hset(keys.stats("r"), keys.DONE, 2)
 
-    monkeypatch.setattr(display, "time", SimpleNamespace(monotonic=time.monotonic, sleep=poll))
+    monkeypatch.setattr(watched, "time", SimpleNamespace(monotonic=time.monotonic, sleep=poll))
     return client
 
 
@@ -70,20 +73,21 @@ def test_the_progress_callback_is_told_the_end_even_of_a_run_done_before_it_was_
     # never entered the watch's loop, and its callback heard nothing. Either way it hears the end once.
     client = finishing_run(done_before, monkeypatch)
     told: list[tuple[int, int]] = []
-    display.wait_for(client, "r", show=False, on_progress=lambda done, total: told.append((done, total)))
+    Run.fetch(client, "r").wait(lambda done, total: told.append((done, total)))
     assert told == [(2, 2)]
 
 
 @pytest.mark.parametrize("done_before", [True, False])
 def test_a_restart_after_the_run_was_submitted_is_said_however_soon(
-    done_before: bool, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    done_before: bool, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # The server was restarted after the run was submitted, before its watch first asked who serves (a busy
     # machine: CI, once): the watch compares with the server that took the run, and says so, run done or not.
     client = finishing_run(done_before, monkeypatch)
-    monkeypatch.setattr(display, "server_id", lambda _: "the one started again")
-    display.wait_for(client, "r", show=False, serving="the one that took the run")
-    said = capsys.readouterr().err
-    assert said.count("was restarted; the run goes on, nothing is lost") == 1, said
-    display.wait_for(client, "r", show=False, serving="the one started again")
-    assert "restarted" not in capsys.readouterr().err
+    monkeypatch.setattr(watched, "server_id", lambda _: "the one started again")
+    said: list[str] = []
+    Run.fetch(client, "r").wait(say=said.append, serving="the one that took the run")
+    assert sum("was restarted; the run goes on, nothing is lost" in line for line in said) == 1, said
+    said.clear()
+    Run.fetch(client, "r").wait(say=said.append, serving="the one started again")
+    assert not [line for line in said if "restarted" in line]

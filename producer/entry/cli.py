@@ -15,34 +15,35 @@ import os
 import sys
 import time
 from pathlib import Path
-from typing import get_args
 
 import redis
 
-from codeexec.producer import runs
 from codeexec.producer.entry import doctor, flags
-from codeexec.producer.entry.api import Codeexec, compare_runs, comparison_html, prepare, run_html
+from codeexec.producer.entry.api import Codeexec, compare_runs, comparison_html
 from codeexec.producer.inputs.files import InputError
-from codeexec.producer.inputs.problems import MBPP_SPLITS
-from codeexec.producer.inputs.samples import SampleSet
 from codeexec.producer.local import resident, venvs
 from codeexec.producer.local.backend import backend
 from codeexec.producer.local.lifetime import Stopped, stop_on_sigterm
 from codeexec.producer.local.valkey import EmbeddedServer
 from codeexec.producer.local.workers import WORKER_FLAGS, queues
-from codeexec.producer.results.bigcodebench_results import ground_truth, ground_truth_line, write_bcb_results
+from codeexec.producer.results.bigcodebench_results import (
+    ground_truth,
+    ground_truth_line,
+    truth_name,
+    truth_run,
+    write_bcb_results,
+)
 from codeexec.producer.results.evalplus_results import write_eval_results
 from codeexec.producer.results.lcb_results import write_lcb_results
 from codeexec.producer.results.persample import write_per_sample
 from codeexec.producer.results.program_results import write_multiple_results, write_mxeval_results
-from codeexec.producer.results.report import build_report
+from codeexec.producer.run import Run, server_id
 from codeexec.producer.service import command as serve
-from codeexec.producer.submit import cancel, resume, set_priority, submit, truth_run, version
-from codeexec.protocol.models import JudgeMode, Problem, RunMeta, SampleKind
+from codeexec.producer.submission import Submission, prepare, version
+from codeexec.protocol.run import priority_name
 from codeexec.protocol.settings import get_settings
 from codeexec.worker import environments
 from codeexec.worker.queue import leases
-from codeexec.worker.queue.schedule import priority_name
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -62,77 +63,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--samples", required=True, type=Path, help="samples file (one JSON object a line), or 'canonical'"
     )
     inputs.add_argument("--run", help="name of the run (default: from the samples file name and the time)")
-    inputs.add_argument(
-        "--k",
-        type=flags.parse_k,
-        default=flags.parse_k(flags.DEFAULT_K),
-        help=f"pass@k to report (default {flags.DEFAULT_K})",
-    )
-    inputs.add_argument(
-        "--timeout",
-        type=flags.parse_timeout,
-        help="the run's time limit of a test, where its problem gives none (default: each kind's: 3 s an "
-        "assertions sample, at most 30; EvalPlus's rule a HumanEval+ call; 6 s a competitive-programming test, "
-        "LiveCodeBench's; 60 s a test file's sample, BigCodeBench's 240, at most 3600); time it could run: load "
-        "does not count (docs/time-limits.md)",
-    )
-    inputs.add_argument(
-        "--hash-seed",
-        type=flags.parse_hash_seed,
-        help="PYTHONHASHSEED of every candidate (default 0, or CODEEXEC_HASH_SEED): the same verdicts every run",
-    )
-    inputs.add_argument(
-        "--isolation",
-        choices=["fork", "fresh"],
-        help="fork: each candidate forked from a warm interpreter; fresh: a new interpreter each "
-        "(default: CODEEXEC_ISOLATION, or fork: see docs/security.md)",
-    )
-    inputs.add_argument(
-        "--min-time-limit",
-        type=flags.parse_positive,
-        default=1.0,
-        help="HumanEval+, MBPP+: the least time limit of a call, seconds (EvalPlus's; default 1)",
-    )
-    inputs.add_argument(
-        "--gt-time-limit-factor",
-        type=flags.parse_positive,
-        default=4.0,
-        help="HumanEval+, MBPP+: a call may take this times the canonical solution's time (EvalPlus's; default 4)",
-    )
-    inputs.add_argument(
-        "--judge-mode",
-        choices=get_args(JudgeMode),
-        help="competitive-programming problems: how outputs are compared (default lcb; see docs/judging.md)",
-    )
-    inputs.add_argument(
-        "--all-tests", action="store_true", help="competitive-programming problems: run every test, not to a failure"
-    )
-    inputs.add_argument(
-        "--environment", help="the environment candidates run in (default: the problem set's; 'none': the workers' own)"
-    )
-    inputs.add_argument(
-        "--strict-verdicts",
-        action="store_true",
-        help="a sample whose problem has an assertion the host cannot compare is an error (for rewards)",
-    )
-    inputs.add_argument(
-        "--priority",
-        type=flags.parse_priority_flag,
-        default=0,
-        help="high, normal (default), low or a whole number: workers serve higher priorities first; runs "
-        "of the same priority share them evenly",
-    )
-    inputs.add_argument("--skip-unknown", action="store_true", help="leave out samples whose task_id is unknown")
-    inputs.add_argument(
-        "--split", default="all", choices=list(MBPP_SPLITS), help="MBPP split (test: task ids 11-510; default all)"
-    )
-    inputs.add_argument("--mbpp-challenge", action="store_true", help="add MBPP's challenge_test_list to its tests")
-    inputs.add_argument(
-        "--treat-as",
-        type=SampleKind,
-        choices=[kind.value for kind in SampleKind],
-        help="run every sample as this kind, whatever its field is called (default: by field; see docs/formats.md)",
-    )
+    flags.add_run_options(inputs)
 
     output = argparse.ArgumentParser(add_help=False)
     output.add_argument("--json", action="store_true", help="print one JSON object instead of tables")
@@ -198,7 +129,7 @@ def build_parser() -> argparse.ArgumentParser:
     cancel.add_argument("run")
     priority = sub.add_parser("priority", parents=[shared], help="change a run's priority while it runs")
     priority.add_argument("run")
-    priority.add_argument("priority", type=flags.parse_priority_flag, help="high, normal, low or a whole number")
+    priority.add_argument("priority", type=flags.parse_priority, help="high, normal, low or a whole number")
     resume = sub.add_parser("resume", parents=[shared, workers], help="enqueue again the samples with no result")
     resume.add_argument("run")
     resume.add_argument("--samples", type=Path, help="the run's samples file, if it has moved")
@@ -243,53 +174,40 @@ def main(argv: list[str] | None = None) -> int:
 # ---- commands ----------------------------------------------------------------------------------------
 
 
-def _prepare(args: argparse.Namespace) -> tuple[dict[str, Problem], SampleSet, RunMeta]:
+def _prepare(args: argparse.Namespace) -> Submission:
     """Read and validate every input before anything is written anywhere."""
     return prepare(
         args.problems,
         args.samples,
+        flags.run_options(args),
         run=args.run,
-        k=args.k,
-        timeout_s=args.timeout,
-        split=args.split,
-        challenge=args.mbpp_challenge,
-        treat_as=args.treat_as,
-        skip_unknown=args.skip_unknown,
-        hash_seed=args.hash_seed,
-        isolation=args.isolation,
-        strict_verdicts=args.strict_verdicts,
-        judge_mode=args.judge_mode,
-        all_tests=args.all_tests,
-        environment=args.environment,
-        min_time_limit_s=args.min_time_limit,
-        gt_time_limit_factor=args.gt_time_limit_factor,
-        priority=args.priority,
         warn=lambda message: print(f"codeexec: {message}", file=sys.stderr),
     )
 
 
 def cmd_eval(args: argparse.Namespace) -> int:
-    problems, samples, meta = _prepare(args)
+    submission = _prepare(args)
     settings = get_settings()
+    meta = submission.meta
     with backend(settings, args.workers, run_jobs=True) as client:
-        from codeexec.producer.entry.display import server_id, stderr, wait_for
+        from codeexec.producer.entry.display import stderr, wait_for
 
         serving = server_id(client)  # a restart once the run is submitted is said, however soon it comes
-        submit(client, problems, samples, meta, settings.batch_size)
+        run = Run.submit(client, submission)
         stderr.print(f"run [bold]{meta.run}[/]: {meta.n_samples} samples over {meta.n_tasks} tasks")
         try:
-            wait_for(client, meta.run, show=not args.json, serving=serving)
+            wait_for(run, show=not args.json, serving=serving)
         except KeyboardInterrupt:
             stderr.print(f"interrupted; nothing is lost: [bold]codeexec status {meta.run} --wait[/] carries on")
             raise
-        return _report(client, meta.run, meta.k, args, None)
+        return _report(run, meta.options.k, args, None)
 
 
 def cmd_submit(args: argparse.Namespace) -> int:
-    problems, samples, meta = _prepare(args)
+    submission = _prepare(args)
     with backend(get_settings()) as client:
-        submit(client, problems, samples, meta, get_settings().batch_size)
-    print(meta.run)
+        Run.submit(client, submission)
+    print(submission.meta.run)
     return 0
 
 
@@ -297,10 +215,10 @@ def cmd_status(args: argparse.Namespace) -> int:
     from codeexec.producer.entry.display import print_status, wait_for
 
     with backend(get_settings(), args.workers, run_jobs=args.wait) as client:
-        runs.meta(client, args.run)  # a clear error for a run that does not exist
+        run = Run.fetch(client, args.run)  # a clear error for a run that does not exist
         if args.wait:
-            wait_for(client, args.run)
-        print_status(client, args.run)
+            wait_for(run)
+        print_status(run)
     return 0
 
 
@@ -320,43 +238,42 @@ def cmd_workers(args: argparse.Namespace) -> int:
 
 def cmd_report(args: argparse.Namespace) -> int:
     with backend(get_settings()) as client:
-        meta = runs.meta(client, args.run)
-        return _report(client, args.run, args.k or meta.k, args, args.samples)
+        run = Run.fetch(client, args.run)
+        return _report(run, args.k or run.meta.options.k, args, args.samples)
 
 
-def _report(client: redis.Redis, run: str, ks: list[int], args: argparse.Namespace, moved: Path | None) -> int:
+def _report(run: Run, ks: list[int], args: argparse.Namespace, moved: Path | None) -> int:
     """Print the run's report and write the files asked for; `moved`: where its samples file is now, if
     not where it was submitted from (the run records that path: for eval, the one it just wrote)."""
     from codeexec.producer.entry.display import print_report, stderr, wait_for
 
-    report = build_report(client, run, ks, intervals=True)
-    meta = runs.meta(client, run)
+    report = run.report(ks)
     if args.per_sample:
-        count = write_per_sample(client, meta, args.per_sample, moved)
+        count = write_per_sample(run, args.per_sample, moved)
         stderr.print(f"wrote {count} lines to {args.per_sample}")
     if args.html:
-        run_html(client, report, args.html)
+        run.html(args.html, ks)
         stderr.print(f"wrote the HTML report to {args.html}")
     if args.evalplus_results:
-        count = write_eval_results(client, meta, args.evalplus_results, moved)
+        count = write_eval_results(run, args.evalplus_results, moved)
         stderr.print(f"wrote EvalPlus's results of {count} samples to {args.evalplus_results}")
     if args.lcb_results:
-        count = write_lcb_results(client, meta, args.lcb_results, moved)
+        count = write_lcb_results(run, args.lcb_results, moved)
         stderr.print(f"wrote LiveCodeBench's results of {count} samples to {args.lcb_results}")
     if args.multiple_results:
-        count = write_multiple_results(client, meta, args.multiple_results, moved)
+        count = write_multiple_results(run, args.multiple_results, moved)
         stderr.print(f"wrote MultiPL-E's results of {count} samples to {args.multiple_results}")
     if args.mxeval_results:
-        count = write_mxeval_results(client, meta, args.mxeval_results, moved)
+        count = write_mxeval_results(run, args.mxeval_results, moved)
         stderr.print(f"wrote mxeval's results of {count} samples to {args.mxeval_results}")
     if args.bigcodebench_results:  # with the ground truth: made and waited for by eval, else as far as it is
-        made = truth_run(client, meta, make=args.command == "eval")
-        if args.command == "eval":
-            wait_for(client, made, show=False)
-        truth = ground_truth(client, meta, made)
-        count, beside = write_bcb_results(client, meta, args.bigcodebench_results, moved, truth)
+        truth = truth_run(run, make=args.command == "eval")
+        if truth is not None and args.command == "eval":
+            wait_for(truth, show=False)
+        verdicts = ground_truth(run, truth)
+        count, beside = write_bcb_results(run, args.bigcodebench_results, moved, verdicts)
         stderr.print(f"wrote BigCodeBench's results of {count} samples to {args.bigcodebench_results} and {beside}")
-        stderr.print(ground_truth_line(made, truth), soft_wrap=True)
+        stderr.print(ground_truth_line(truth_name(run), verdicts), soft_wrap=True)
     if args.json:
         document = report.model_dump(exclude={"tasks"})
         document["tasks"] = {task_id: task.model_dump() for task_id, task in report.tasks.items()}
@@ -402,23 +319,25 @@ def cmd_resume(args: argparse.Namespace) -> int:
     from codeexec.producer.entry.display import stderr, wait_for
 
     with backend(get_settings(), args.workers, run_jobs=True) as client:
-        count = resume(client, args.run, args.samples)
+        run = Run.fetch(client, args.run)
+        count = run.resume(args.samples)
         stderr.print(f"enqueued {count} sample(s) with no result")
-        wait_for(client, args.run)
+        wait_for(run)
     return 0
 
 
 def cmd_cancel(args: argparse.Namespace) -> int:
     with backend(get_settings()) as client:
-        dropped = cancel(client, args.run)
+        dropped = Run.fetch(client, args.run).cancel()
     print(f"cancelled {args.run}: dropped {dropped} waiting sample(s); jobs in hand finish; resume carries on")
     return 0
 
 
 def cmd_priority(args: argparse.Namespace) -> int:
     with backend(get_settings()) as client:
-        meta = set_priority(client, args.run, args.priority)
-    print(f"{args.run}: priority {priority_name(meta.priority)} from its next job on")
+        run = Run.fetch(client, args.run)
+        run.set_priority(args.priority)
+    print(f"{args.run}: priority {priority_name(run.meta.options.priority)} from its next job on")
     return 0
 
 

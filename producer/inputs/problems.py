@@ -18,6 +18,7 @@ from codeexec.producer.inputs import competitive, completions, mbppplus, program
 from codeexec.producer.inputs.files import InputError, open_text_lines, read_jsonl, write_whole
 from codeexec.producer.inputs.humaneval import split_check
 from codeexec.protocol.models import AssertionTests, IOTests, Oracle, Problem
+from codeexec.protocol.run import MBPP_SPLITS
 
 HUMANEVAL = "humaneval"
 HUMANEVALPLUS = "humanevalplus"
@@ -60,10 +61,6 @@ MBPPPLUS_PATH = _DATA / "MbppPlus-v0.1.0.jsonl.gz"
 BIGCODEBENCH_PATH = _DATA / "BigCodeBench-v0.1.4.jsonl.gz"
 BIGCODEBENCH_HARD_IDS = _DATA / "BigCodeBench-Hard-v0.1.4.txt"
 
-
-#: MBPP's conventional splits, by task id (Austin et al. 2021): 1-10 are few-shot prompts, 11-510
-#: the test set people report, 511-600 validation, 601-974 training.
-MBPP_SPLITS = {"all": None, "prompt": (1, 10), "test": (11, 510), "validation": (511, 600), "train": (601, 974)}
 SHAPES = (
     "codeexec's (task_id, assertions: a list of strings, optional prompt, setup, timeout_s, entry_point), "
     "MBPP's (task_id, test_list, optional test_setup_code, challenge_test_list; or test_imports), "

@@ -3,20 +3,23 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import time
 from pathlib import Path
 from typing import Any
 
-import redis
-
-from codeexec.producer import runs
 from codeexec.producer.inputs.files import InputError, write_whole
-from codeexec.producer.inputs.problems import BIGCODEBENCH_HARD
+from codeexec.producer.inputs.problems import BIGCODEBENCH_HARD, load_problems, write_canonical_samples
+from codeexec.producer.inputs.samples import read_samples
 from codeexec.producer.results.passk import pass_at_k
-from codeexec.producer.results.persample import recorded
-from codeexec.protocol.models import RunMeta, SuiteTests
+from codeexec.producer.results.persample import Recorded, recorded
+from codeexec.producer.run import Run
+from codeexec.producer.submission import Submission, new_meta
+from codeexec.protocol.models import SuiteTests
 from codeexec.protocol.result import Outcome, StoredResult
+from codeexec.protocol.run import RunOptions
+from codeexec.protocol.settings import get_settings
 from codeexec.worker.judging.program import program_for
 
 
@@ -36,8 +39,7 @@ def status(stored: StoredResult) -> tuple[str, dict[str, str]]:
 
 
 def write_bcb_results(
-    client: redis.Redis,
-    meta: RunMeta,
+    run: Recorded,
     out: Path,
     samples_path: Path | None = None,
     truth: dict[str, bool] | None = None,
@@ -47,7 +49,8 @@ def write_bcb_results(
     it its _pass_at_k.json: {"pass@k"..., model, split, subset, calibrated, gt_pass_rate, failed_tasks}, with
     `truth` (each task's canonical solution passed, from the ground-truth run) or, without it, gt_pass_rate
     null. Returns the number of samples and the second file's path; samples without a result are left out."""
-    problems, found = recorded(client, meta, samples_path)
+    meta = run.meta
+    problems, found = recorded(run, samples_path)
     if not any(isinstance(problem.tests, SuiteTests) for problem in problems.values()):
         raise InputError(f"run {meta.run!r} has no test-file problems: --bigcodebench-results is for BigCodeBench")
     evaluated: dict[str, list[dict[str, Any]]] = {}
@@ -65,7 +68,7 @@ def write_bcb_results(
     counts = [(len(entries), sum(entry["status"] == "pass" for entry in entries)) for entries in evaluated.values()]
     least = min((n for n, _ in counts), default=0)
     summary: dict[str, Any] = {
-        f"pass@{k}": sum(pass_at_k(n, c, k) for n, c in counts) / len(counts) for k in meta.k if k <= least
+        f"pass@{k}": sum(pass_at_k(n, c, k) for n, c in counts) / len(counts) for k in meta.options.k if k <= least
     }
     model, split = _named(Path(meta.samples_path).name)
     summary |= {
@@ -83,17 +86,44 @@ def write_bcb_results(
     return sum(n for n, _ in counts), pass_at_k_path
 
 
-def ground_truth(client: redis.Redis, meta: RunMeta, truth_run: str) -> dict[str, bool] | None:
-    """Whether each of the run's tasks' canonical solution passed in its ground-truth run (submit.truth_run());
-    None until that run is complete."""
+def truth_name(run: Recorded) -> str:
+    """The name of the run of the canonical solutions of `run`'s tasks, run as its samples were (problems,
+    environment, isolation, limit): BigCodeBench's ground truth. Like BigCodeBench's cached ground truth it is
+    one run, kept for every later run alike."""
+    meta, options = run.meta, run.meta.options
+    alike = [meta.problems_sha256, options.split, sorted(run.tasks()), options.environment, options.isolation,
+             options.timeout_s]  # fmt: skip
+    return "gt-" + hashlib.sha256(json.dumps(alike).encode()).hexdigest()[:16]
+
+
+def truth_run(run: Run, make: bool) -> Run | None:
+    """The ground-truth run of `run` (truth_name()); submitted here if there is none and `make`, else None."""
+    meta, options = run.meta, run.meta.options
+    name = truth_name(run)
+    tasks = sorted(run.tasks())
     try:
-        done, total = runs.progress(client, truth_run)
+        return Run.fetch(run.client, name)
     except InputError:  # not made
+        if not make:
+            return None
+    problems = load_problems(meta.problems, options.split, options.challenge)
+    chosen = {task_id: problems[task_id] for task_id in tasks}
+    samples = read_samples(write_canonical_samples(meta.problems, get_settings().data_dir / "samples", chosen), chosen)
+    how = RunOptions(k=[1], split=options.split, isolation=options.isolation, environment=options.environment,
+                     timeout_s=options.timeout_s)  # fmt: skip
+    return Run.submit(run.client, Submission(chosen, samples, new_meta(name, meta.problems, samples, chosen, how)))
+
+
+def ground_truth(run: Recorded, truth: Run | None) -> dict[str, bool] | None:
+    """Whether each of the run's tasks' canonical solution passed in its ground-truth run (truth_run()); None
+    until that run is complete."""
+    if truth is None:
         return None
+    done, total = truth.progress()
     if done < total:
         return None
-    tasks = sorted(runs.tasks(client, meta.run))
-    found = runs.task_results(client, truth_run, tasks)
+    tasks = sorted(run.tasks())
+    found = truth.task_results(tasks)
     return {task_id: status(found[task_id][0])[0] == "pass" for task_id in tasks}
 
 

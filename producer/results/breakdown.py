@@ -9,10 +9,9 @@ import re
 from collections import Counter
 from collections.abc import Iterable
 
-import redis
 from pydantic import BaseModel, Field
 
-from codeexec.producer import runs
+from codeexec.producer.results.persample import Recorded
 from codeexec.protocol.result import Outcome
 
 FAILING = (Outcome.TIMEOUT.value, Outcome.ERROR.value)  # what the report's "timeouts and errors" counts
@@ -34,10 +33,10 @@ class TaskOutcomes(BaseModel):
         return sum(self.outcomes.get(outcome, 0) for outcome in FAILING)
 
 
-def breakdown(client: redis.Redis, run: str, tasks: Iterable[str]) -> dict[str, TaskOutcomes]:
+def breakdown(run: Recorded, tasks: Iterable[str]) -> dict[str, TaskOutcomes]:
     """Each task's outcomes and common reasons, from its stored results (one read per task)."""
     found: dict[str, TaskOutcomes] = {}
-    for task_id, values in runs.result_fields(client, run, tasks).items():
+    for task_id, values in run.result_fields(tasks).items():
         outcomes: Counter[str] = Counter()
         reasons: Counter[str] = Counter()
         failed: Counter[str] = Counter()

@@ -9,25 +9,24 @@ import time
 from pathlib import Path
 from typing import Any
 
-import redis
-
 from codeexec.producer.inputs import mbppplus
 from codeexec.producer.inputs.files import InputError, open_text_lines, write_whole
 from codeexec.producer.inputs.problems import problems_path
-from codeexec.producer.results.persample import recorded
-from codeexec.protocol.models import IOTests, RunMeta
+from codeexec.producer.results.persample import Recorded, recorded
+from codeexec.protocol.models import IOTests
 from codeexec.worker.judging.evalplus import inputs_of
 from codeexec.worker.judging.program import program_for
 
 
-def write_eval_results(client: redis.Redis, meta: RunMeta, out: Path, samples_path: Path | None = None) -> int:
+def write_eval_results(run: Recorded, out: Path, samples_path: Path | None = None) -> int:
     """Write `out` as EvalPlus 0.3.1 does: {"date", "hash", "eval": {task_id: [one entry per sample, in
     the samples file's order]}}, each entry {task_id, solution, base_status, plus_status,
     base_fail_tests, plus_fail_tests} (the input EvalPlus lists without --test_details: _fail_tests()).
     Returns the number of samples; samples without a result are left out."""
-    if not meta.base_tests:
+    meta = run.meta
+    if not meta.has("evalplus"):
         raise InputError(f"run {meta.run!r} has no EvalPlus tests: --evalplus-results is for HumanEval+ and MBPP+ runs")
-    problems, found = recorded(client, meta, samples_path)
+    problems, found = recorded(run, samples_path)
     evaluated: dict[str, list[dict[str, Any]]] = {}
     for line, stored in found:
         problem = problems[line.task_id]

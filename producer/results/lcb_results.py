@@ -7,11 +7,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-import redis
-
 from codeexec.producer.inputs.files import InputError, write_whole
-from codeexec.producer.results.persample import recorded
-from codeexec.protocol.models import RunMeta
+from codeexec.producer.results.persample import Recorded, recorded
 from codeexec.protocol.result import Outcome, StoredResult
 from codeexec.worker.judging.program import program_for
 
@@ -21,14 +18,15 @@ _CODES = {"W": (-2, "Wrong Answer"), "T": (-3, "Time Limit Exceeded")}
 _RUNTIME = (-4, "Runtime Error")
 
 
-def write_lcb_results(client: redis.Redis, meta: RunMeta, out: Path, samples_path: Path | None = None) -> int:
+def write_lcb_results(run: Recorded, out: Path, samples_path: Path | None = None) -> int:
     """Write `out` as LiveCodeBench's runner does: a list of one row per problem, sorted by question_id,
     each {question_id, code_list, output_list, graded_list, pass@1, metadata} (metadata: one JSON string per
     sample, {"error_code", "error_message", ...} for a failure, {"execution time"} for a pass). Returns
     the number of samples; samples without a result are left out."""
-    if not meta.case_tests:
+    meta = run.meta
+    if not (meta.has("stdin") or meta.has("call")):
         raise InputError(f"run {meta.run!r} has no competitive-programming tests: --lcb-results is for such runs")
-    problems, found = recorded(client, meta, samples_path)
+    problems, found = recorded(run, samples_path)
     rows: dict[str, dict[str, Any]] = {}
     for line, stored in found:
         row = rows.setdefault(

@@ -10,20 +10,32 @@ from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
-import redis
-
-from codeexec.producer import runs
 from codeexec.producer.inputs.files import InputError, read_jsonl
 from codeexec.producer.inputs.problems import load_problems
 from codeexec.producer.inputs.samples import SampleLine, read_samples, task_id_of
-from codeexec.protocol.models import Problem, RunMeta
+from codeexec.protocol.models import Problem
 from codeexec.protocol.result import StoredResult
+from codeexec.protocol.run import RunMeta
 
 
-def write_per_sample(client: redis.Redis, meta: RunMeta, out: Path, samples_path: Path | None = None) -> int:
+class Recorded(Protocol):
+    """What the results are read through: a run (producer/run.py's Run), its meta and what its workers
+    recorded."""
+
+    meta: RunMeta
+
+    def tasks(self) -> dict[str, int]: ...
+
+    def task_results(self, task_ids: Iterable[str]) -> dict[str, dict[int, StoredResult]]: ...
+
+    def result_fields(self, task_ids: Iterable[str]) -> dict[str, list[dict[str, Any]]]: ...
+
+
+def write_per_sample(run: Recorded, out: Path, samples_path: Path | None = None) -> int:
     """Write the per-sample file; returns the number of lines. The samples file must be the run's own."""
+    meta = run.meta
     path = samples_path or Path(meta.samples_path)
     digest = hashlib.sha256()
     records = list(read_jsonl(path, digest))
@@ -31,7 +43,7 @@ def write_per_sample(client: redis.Redis, meta: RunMeta, out: Path, samples_path
         raise InputError(f"{path}: not the samples file run {meta.run!r} was submitted with (its content differs)")
     partial = out.with_name(out.name + ".partial")
     with partial.open("w", encoding="utf-8") as handle:
-        for sample in with_results(client, meta.run, records):
+        for sample in with_results(run, records):
             record = sample.record
             if sample.task_id is None:
                 task_id = record.get("task_id")
@@ -53,12 +65,10 @@ class SampleResult:
     result: StoredResult | None  # None: no result yet
 
 
-def with_results(
-    client: redis.Redis, run: str, records: Iterable[tuple[int, dict[str, Any]]]
-) -> Iterator[SampleResult]:
+def with_results(run: Recorded, records: Iterable[tuple[int, dict[str, Any]]]) -> Iterator[SampleResult]:
     """Each line of a run's samples file with its result: samples are matched to results by task and
     index within the task, in file order, exactly as they were submitted. One read per task."""
-    run_tasks = set(runs.tasks(client, run))
+    run_tasks = set(run.tasks())
     results: dict[str, dict[int, StoredResult]] = {}
     index: Counter[str] = Counter()
     for line_no, record in records:
@@ -67,21 +77,22 @@ def with_results(
             yield SampleResult(line_no, record, None, -1, None)
             continue
         if task_id not in results:
-            results[task_id] = runs.task_results(client, run, [task_id])[task_id]
+            results[task_id] = run.task_results([task_id])[task_id]
         yield SampleResult(line_no, record, task_id, index[task_id], results[task_id].get(index[task_id]))
         index[task_id] += 1
 
 
 def recorded(
-    client: redis.Redis, meta: RunMeta, samples_path: Path | None = None
+    run: Recorded, samples_path: Path | None = None
 ) -> tuple[dict[str, Problem], list[tuple[SampleLine, StoredResult]]]:
     """The run's problems, and each sample of its own samples file that has a result, with it, in the
     file's order (what a reference's own results file is written from)."""
-    problems = load_problems(meta.problems, meta.split, meta.challenge)
-    samples = read_samples(samples_path or Path(meta.samples_path), problems, True, meta.treat_as)
+    meta, options = run.meta, run.meta.options
+    problems = load_problems(meta.problems, options.split, options.challenge)
+    samples = read_samples(samples_path or Path(meta.samples_path), problems, True, options.treat_as)
     if samples.sha256 != meta.samples_sha256:
         raise InputError(f"{samples.path}: not the samples file run {meta.run!r} was submitted with")
-    results = runs.task_results(client, meta.run, dict.fromkeys(line.task_id for line in samples.lines))
+    results = run.task_results(dict.fromkeys(line.task_id for line in samples.lines))
     found = [(line, stored) for line in samples.lines if (stored := results[line.task_id].get(line.index)) is not None]
     return problems, found
 

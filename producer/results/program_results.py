@@ -8,12 +8,11 @@ import json
 from pathlib import Path
 from typing import Any
 
-import redis
-
 from codeexec.producer.inputs.files import InputError, write_whole
-from codeexec.producer.results.persample import recorded
-from codeexec.protocol.models import Problem, ProgramTests, RunMeta
+from codeexec.producer.results.persample import Recorded, recorded
+from codeexec.protocol.models import Problem, ProgramTests
 from codeexec.protocol.result import Outcome, StoredResult
+from codeexec.protocol.run import RunMeta
 from codeexec.worker.judging.program import program_for
 from codeexec.worker.languages import LANGUAGES
 
@@ -24,7 +23,7 @@ _KEPT = 2048
 
 
 def _programs_of(meta: RunMeta, option: str) -> None:
-    if not meta.program_tests:
+    if not meta.has("program"):
         raise InputError(f"run {meta.run!r} has no programs in other languages: {option} is for such runs")
 
 
@@ -33,13 +32,14 @@ def status(stored: StoredResult) -> str:
     return STATUSES.get(stored.exit_code, "Exception")
 
 
-def write_multiple_results(client: redis.Redis, meta: RunMeta, out: Path, samples_path: Path | None = None) -> int:
+def write_multiple_results(run: Recorded, out: Path, samples_path: Path | None = None) -> int:
     """Write `out`/<task_id>.results.json for each problem as MultiPL-E's evaluation does (evaluation/src/main.py):
     the problem's fields (name, language, prompt, tests, stop_tokens) and its results in the samples' order,
     {program, stdout, stderr, exit_code, status} each (exit_code -1 where it ran out of time; stdout and
     stderr cut to 2,048 characters; MultiPL-E's timestamp is left out). The number of samples written."""
+    meta = run.meta
     _programs_of(meta, "--multiple-results")
-    problems, found = recorded(client, meta, samples_path)
+    problems, found = recorded(run, samples_path)
     documents: dict[str, dict[str, Any]] = {}
     for line, stored in found:
         problem = problems[line.task_id]
@@ -69,12 +69,13 @@ def _problem_fields(problem: Problem) -> dict[str, Any]:
             "stop_tokens": tests.stop_tokens, "results": []}  # fmt: skip
 
 
-def write_mxeval_results(client: redis.Redis, meta: RunMeta, out: Path, samples_path: Path | None = None) -> int:
+def write_mxeval_results(run: Recorded, out: Path, samples_path: Path | None = None) -> int:
     """Write `out` as mxeval's evaluate_functional_correctness writes `<samples>_results.jsonl`: each sample
     {task_id, completion, language, result, passed, time_elapsed} in the samples' order (result: the
     program's stderr, or the compiler's; time_elapsed in ms). The number of samples written."""
+    meta = run.meta
     _programs_of(meta, "--mxeval-results")
-    problems, found = recorded(client, meta, samples_path)
+    problems, found = recorded(run, samples_path)
     lines = []
     for line, stored in found:
         tests = problems[line.task_id].tests

@@ -1,22 +1,21 @@
-"""The aggregator: pass@k per task and for the run, from the per-task counts n and c in Redis.
+"""The aggregator: pass@k per task and for the run, from the per-task counts n and c the workers keep moving.
 
-A report reads a handful of hashes whose size is the number of tasks, never the samples, so it
-answers in milliseconds however large the sweep.
+A report is made of a handful of hashes whose size is the number of tasks, never the samples (Counts, read by
+producer/run.py's Run.counts()), so it answers in milliseconds however large the sweep.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
-import redis
 from pydantic import BaseModel, Field
 
-from codeexec.producer import runs
 from codeexec.producer.results.intervals import bootstrap_interval
 from codeexec.producer.results.passk import pass_at_k
 from codeexec.protocol import keys
-from codeexec.protocol.models import RunMeta
 from codeexec.protocol.result import Outcome
+from codeexec.protocol.run import RunMeta
 from codeexec.protocol.settings import MAX_SUITE_TIMEOUT_S, MAX_TIMEOUT_S
 from codeexec.worker.judging import assertions, cases, suites
 from codeexec.worker.judging.context import time_limit
@@ -91,11 +90,25 @@ class RunReport(BaseModel):
     tasks: dict[str, TaskReport]
 
 
-def build_report(client: redis.Redis, run: str, ks: Sequence[int], intervals: bool = False) -> RunReport:
-    """The run's report; `intervals`: with pass@k's bootstrap interval (~0.2 s per k for 1,000 tasks,
-    where the rest takes milliseconds)."""
-    meta = runs.meta(client, run)
-    counts = runs.counts(client, run)
+@dataclass(frozen=True)
+class Counts:
+    """What the record script keeps moving as results land: per task, n (results that count), c (passed)
+    and c_base (passed the base check); per run, the counters of keys.stats (outcomes, protections,
+    workers, times) and the workers' notes."""
+
+    expected: dict[str, int]
+    n: dict[str, int]
+    c: dict[str, int]
+    c_base: dict[str, int]
+    stats: dict[str, str]
+    notes: set[str]
+
+
+def build_report(meta: RunMeta, counts: Counts, ks: Sequence[int], intervals: bool = False) -> RunReport:
+    """The report of the run `meta` is of, from its counts; `intervals`: with pass@k's bootstrap interval
+    (~0.2 s per k for 1,000 tasks, where the rest takes milliseconds)."""
+    run, options = meta.run, meta.options
+    base = meta.has("evalplus")
     stats, worker_notes = counts.stats, counts.notes
 
     tasks: dict[str, TaskReport] = {}
@@ -106,10 +119,8 @@ def build_report(client: redis.Redis, run: str, ks: Sequence[int], intervals: bo
             c=task_c,
             expected=counts.expected[task_id],
             pass_at_k={str(k): pass_at_k(task_n, task_c, k) for k in ks if task_n >= k},
-            c_base=task_base if meta.base_tests else None,
-            base_pass_at_k={str(k): pass_at_k(task_n, task_base, k) for k in ks if task_n >= k}
-            if meta.base_tests
-            else None,
+            c_base=task_base if base else None,
+            base_pass_at_k={str(k): pass_at_k(task_n, task_base, k) for k in ks if task_n >= k} if base else None,
         )
 
     run_pass: dict[str, float] = {}
@@ -126,7 +137,7 @@ def build_report(client: redis.Redis, run: str, ks: Sequence[int], intervals: bo
             run_pass[str(k)] = sum(per_task) / len(tasks)
             if intervals:
                 run_ci[str(k)] = bootstrap_interval(per_task)
-            if meta.base_tests:
+            if base:
                 run_base[str(k)] = sum((task.base_pass_at_k or {})[str(k)] for task in tasks.values()) / len(tasks)
 
     outcomes = {outcome.value: int(stats.get(keys.outcome_field(outcome.value), 0)) for outcome in Outcome}
@@ -154,22 +165,18 @@ def build_report(client: redis.Redis, run: str, ks: Sequence[int], intervals: bo
         run=run,
         complete=done >= meta.n_samples,
         pass_at_k=run_pass,
-        base_pass_at_k=run_base if meta.base_tests else None,
+        base_pass_at_k=run_base if base else None,
         pass_at_k_ci95=run_ci,
         n_samples=meta.n_samples,
         n_done=done,
         outcomes=outcomes,
-        timeout_s=time_limit(None, meta.time_limit_s, assertions.DEFAULT_TIME_LIMIT_S, MAX_TIMEOUT_S),
-        assertion_tests=(
-            meta.assertion_tests
-            if meta.assertion_tests is not None
-            else not (meta.case_tests or meta.suite_tests or meta.base_tests)
-        ),
-        evalplus_limits=(meta.min_time_limit_s, meta.gt_time_limit_factor) if meta.base_tests else None,
-        case_limits=_case_limits(meta) if meta.case_tests else None,
-        suite_limits=_suite_limits(meta) if meta.suite_tests else None,
-        hash_seed=meta.hash_seed,
-        isolation=meta.isolation,
+        timeout_s=time_limit(None, options.timeout_s, assertions.DEFAULT_TIME_LIMIT_S, MAX_TIMEOUT_S),
+        assertion_tests=meta.has("assertions"),
+        evalplus_limits=(options.min_time_limit_s, options.gt_time_limit_factor) if base else None,
+        case_limits=_case_limits(meta) if meta.has("stdin") or meta.has("call") else None,
+        suite_limits=_suite_limits(meta) if meta.has("suite") else None,
+        hash_seed=options.hash_seed,
+        isolation=options.isolation,
         protections=protections,
         judged={
             "host-compared": int(stats.get(keys.JUDGED_HOST, 0)),
@@ -194,14 +201,21 @@ def _natural(task_id: str) -> tuple[str, int, str]:
 
 def _suite_limits(meta: RunMeta) -> str:
     default = f"{suites.DEFAULT_TIME_LIMIT_S:g} s, BigCodeBench's {suites.BIGCODEBENCH_TIME_LIMIT_S:g} s"
-    limit = f"{time_limit(None, meta.time_limit_s, 0, MAX_SUITE_TIMEOUT_S):g} s" if meta.time_limit_s else default
-    where = f"environment {meta.environment}" if meta.environment else "the workers' own Python"
+    timeout = meta.options.timeout_s
+    limit = f"{time_limit(None, timeout, 0, MAX_SUITE_TIMEOUT_S):g} s" if timeout else default
+    environment = meta.options.environment
+    where = f"environment {environment}" if environment else "the workers' own Python"
     posture = "relaxed (programs run, loopback up, no import denylist)" if meta.relaxed else "strict"
     return f"a sample {limit} (or the problem's own); {where}; sandbox posture {posture}"
 
 
 def _case_limits(meta: RunMeta) -> str:
-    mode = f"judged in mode {meta.judge_mode}" if meta.judge_mode else "judged in each problem's mode (lcb unless said)"
-    stop = "every test run" if meta.all_tests else "to the first failing test"
-    limit = time_limit(None, meta.time_limit_s, cases.DEFAULT_TIME_LIMIT_S)
+    options = meta.options
+    mode = (
+        f"judged in mode {options.judge_mode}"
+        if options.judge_mode
+        else "judged in each problem's mode (lcb unless said)"
+    )
+    stop = "every test run" if options.all_tests else "to the first failing test"
+    limit = time_limit(None, options.timeout_s, cases.DEFAULT_TIME_LIMIT_S)
     return f"per test {limit:g} s (or the problem's own), {mode}, {stop}"

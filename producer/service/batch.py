@@ -246,7 +246,7 @@ def add_routes(app: FastAPI, state: dict[str, Dispatch], busy: Callable[[Overloa
 
 
 async def _load(dispatch: Dispatch, batch_id: str) -> BatchRecord | None:
-    raw = await dispatch.aio.get(keys.batch(dispatch.run, batch_id))
+    raw = await dispatch.aio.get(keys.batch(dispatch.name, batch_id))
     return None if raw is None else BatchRecord.model_validate_json(raw)
 
 
@@ -276,15 +276,15 @@ async def _store(dispatch: Dispatch, batch_id: str, request: BatchRequest) -> Ba
         indices[grouped] += 1
     record = BatchRecord(batch_id=batch_id, created=time.time(), score=request.score, sets=sets, samples=placed)
     kept = await dispatch.aio.set(
-        keys.batch(dispatch.run, batch_id), record.model_dump_json(), nx=True, ex=int(dispatch.keep_s)
+        keys.batch(dispatch.name, batch_id), record.model_dump_json(), nx=True, ex=int(dispatch.keep_s)
     )
     if not kept:
-        raw = await dispatch.aio.get(keys.batch(dispatch.run, batch_id))
+        raw = await dispatch.aio.get(keys.batch(dispatch.name, batch_id))
         return BatchRecord.model_validate_json(raw) if raw else record  # another request stored it first
     try:
         await dispatch.submit(tasks)
     except Overloaded:
-        await dispatch.aio.delete(keys.batch(dispatch.run, batch_id))
+        await dispatch.aio.delete(keys.batch(dispatch.name, batch_id))
         raise
     return record
 

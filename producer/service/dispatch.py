@@ -34,13 +34,14 @@ from dataclasses import dataclass, field
 import redis
 import redis.asyncio
 
-from codeexec.producer import runs
 from codeexec.producer.inputs.files import InputError
-from codeexec.producer.submit import enqueue, version
+from codeexec.producer.run import Run, result, results
+from codeexec.producer.submission import version
 from codeexec.protocol import keys
-from codeexec.protocol.models import Problem, RunMeta, Sample
+from codeexec.protocol.models import Problem, Sample
 from codeexec.protocol.result import StoredResult
-from codeexec.protocol.settings import RUN_SETTINGS, Settings, get_settings
+from codeexec.protocol.run import RunMeta, RunOptions
+from codeexec.protocol.settings import RUN_SETTINGS, Settings
 from codeexec.worker.queue.store import connect
 
 log = logging.getLogger(__name__)
@@ -66,8 +67,7 @@ class Overloaded(Exception):
 class Dispatch:
     """One server's view of the service's run: submit tasks, wait for their results, forget them."""
 
-    run: str
-    client: redis.Redis
+    run: Run
     aio: redis.asyncio.Redis
     max_queued: int
     keep_s: float
@@ -87,12 +87,21 @@ class Dispatch:
             url, max_connections=_CONNECTIONS, timeout=None, decode_responses=True, health_check_interval=30
         )
         aio = redis.asyncio.Redis(connection_pool=pool)
-        dispatch = cls(settings.serve_run, connect(url), aio, settings.serve_max_queued, settings.serve_keep_s)
+        client = connect(url)
         meta = service_meta(settings)
         with contextlib.suppress(InputError):  # none yet
-            meta.priority = runs.meta(dispatch.client, dispatch.run).priority  # one set by `codeexec priority`
-        dispatch.client.set(keys.meta(dispatch.run), meta.model_dump_json())
-        return dispatch
+            meta.options.priority = Run.fetch(client, meta.run).meta.options.priority  # by `codeexec priority`
+        run = Run(client, meta)
+        run.save()
+        return cls(run, aio, settings.serve_max_queued, settings.serve_keep_s)
+
+    @property
+    def client(self) -> redis.Redis:
+        return self.run.client
+
+    @property
+    def name(self) -> str:
+        return self.run.name
 
     # -- submitting ----------------------------------------------------------------------------------------
 
@@ -126,11 +135,11 @@ class Dispatch:
         """Store and queue the requests' tasks, but those that come when too many jobs wait: (Overloaded or
         None) for each request."""
         pipe = self.client.pipeline(transaction=False)
-        pipe.llen(keys.jobs(self.run))
-        pipe.get(keys.meta(self.run))
+        pipe.llen(keys.jobs(self.name))
+        pipe.get(keys.meta(self.name))
         waiting, raw_meta = pipe.execute()
-        # runs.meta()'s read, in the same round trip: its priority, which `codeexec priority serve` sets.
-        meta = RunMeta.model_validate_json(raw_meta)
+        # Run.refresh()'s read, in the same round trip: its priority, which `codeexec priority serve` sets.
+        self.run.meta = RunMeta.model_validate_json(raw_meta)
         outcomes: list[Exception | None] = []
         forget_at = time.time() + self.keep_s
         refs: list[tuple[str, int]] = []
@@ -145,7 +154,7 @@ class Dispatch:
                 waiting += 1
         if refs:
             pipe.execute()
-            enqueue(self.client, meta, refs, get_settings().batch_size)
+            self.run.enqueue(refs)
         return outcomes
 
     def _write(
@@ -153,17 +162,16 @@ class Dispatch:
     ) -> None:
         """A task's problem and samples, kept until forget_at."""
         self._submitted[task_id] = problem, samples
-        pipe.zadd(keys.requests(self.run), {task_id: forget_at})
-        pipe.hset(keys.problems(self.run), task_id, problem.model_dump_json())
-        pipe.hset(keys.expected(self.run), task_id, len(samples))
+        pipe.zadd(keys.requests(self.name), {task_id: forget_at})
+        self.run.add_task(pipe, task_id, problem, len(samples))
         pending = {str(index): sample.model_dump_json() for index, sample in enumerate(samples)}
-        pipe.hset(keys.pending(self.run, task_id), mapping=pending)
+        pipe.hset(keys.pending(self.name, task_id), mapping=pending)
 
     # -- results ---------------------------------------------------------------------------------------
 
     async def results(self, task_id: str, total: int) -> AsyncIterator[tuple[int, StoredResult]]:
         """Each result of the task as it is recorded, (index, StoredResult), those recorded already first,
-        until `total` have come (decoded as producer/runs.py decodes a run's results)."""
+        until `total` have come (decoded as producer/run.py decodes a run's results)."""
         seen: set[int] = set()
         queue: asyncio.Queue[int] = asyncio.Queue()
         self._watchers.setdefault(task_id, []).append(queue)
@@ -172,13 +180,13 @@ class Dispatch:
             while len(seen) < total:
                 try:
                     if read_all:
-                        found = runs.results(await self.aio.hgetall(keys.results(self.run, task_id)))
+                        found = results(await self.aio.hgetall(keys.results(self.name, task_id)))
                         read_all = False
                     elif (index := await queue.get()) in seen:
                         continue
                     else:
-                        raw = await self.aio.hget(keys.results(self.run, task_id), str(index))
-                        found = {} if raw is None else {index: runs.result(raw)}
+                        raw = await self.aio.hget(keys.results(self.name, task_id), str(index))
+                        found = {} if raw is None else {index: result(raw)}
                 except _REDIS_GONE as exc:
                     # Redis restarting (the private Valkey's keeper): wait it out, as listen() does; the
                     # results stay in Redis, and the samples lost with it are sent again (_send_again).
@@ -213,7 +221,7 @@ class Dispatch:
         while not self._closing:
             try:
                 async with self.aio.pubsub() as pubsub:
-                    await pubsub.subscribe(keys.done(self.run))
+                    await pubsub.subscribe(keys.done(self.name))
                     try:  # a new one each time Redis starts
                         server_id = str((await self.aio.info("server")).get("run_id", ""))
                     except redis.ResponseError:  # INFO refused (an ACL): restarts go unseen
@@ -244,8 +252,8 @@ class Dispatch:
         tasks = list(self._watchers)
         pipe = self.client.pipeline(transaction=False)
         for task_id in tasks:
-            pipe.hexists(keys.problems(self.run), task_id)
-            pipe.hkeys(keys.pending(self.run, task_id))
+            pipe.hexists(keys.problems(self.name), task_id)
+            pipe.hkeys(keys.pending(self.name, task_id))
         found = pipe.execute()
         refs: list[tuple[str, int]] = []
         pipe = self.client.pipeline(transaction=False)
@@ -258,7 +266,8 @@ class Dispatch:
                 refs.extend((task_id, index) for index in range(len(samples)))
         pipe.execute()
         if refs:
-            enqueue(self.client, runs.meta(self.client, self.run), refs, get_settings().batch_size)
+            self.run.refresh()
+            self.run.enqueue(refs)
         log.warning("Redis was restarted: sent again %d sample(s) with no result", len(refs))
 
     def _wake(self, task_id: str, index: int) -> None:
@@ -271,7 +280,7 @@ class Dispatch:
             return
         pipe = self.aio.pipeline(transaction=False)
         for task_id in tasks:
-            pipe.hkeys(keys.results(self.run, task_id))
+            pipe.hkeys(keys.results(self.name, task_id))
         for task_id, indices in zip(tasks, await pipe.execute(), strict=True):
             for index in indices:
                 self._wake(task_id, int(index))
@@ -285,16 +294,12 @@ class Dispatch:
         pipe = self.aio.pipeline(transaction=False)
         for task_id in task_ids:
             self._submitted.pop(task_id, None)
-            for key in (keys.results, keys.pending, keys.attempts):
-                pipe.delete(key(self.run, task_id))
-            for hash_key in (keys.problems, keys.expected, keys.n, keys.c, keys.c_base, keys.truth):
-                pipe.hdel(hash_key(self.run), task_id)
-            pipe.zrem(keys.requests(self.run), task_id)
+        self.run.forget(task_ids, pipe)
         await pipe.execute()
 
     async def sweep(self) -> int:
         """Forget the tasks whose time is past (a client that never came back, a server gone)."""
-        due = await self.aio.zrangebyscore(keys.requests(self.run), "-inf", time.time(), start=0, num=_SWEEP_BATCH)
+        due = await self.aio.zrangebyscore(keys.requests(self.name), "-inf", time.time(), start=0, num=_SWEEP_BATCH)
         due = [task_id for task_id in due if task_id not in self._watchers]
         await self.forget(due)
         return len(due)
@@ -315,23 +320,24 @@ class Dispatch:
 
 
 def service_meta(settings: Settings) -> RunMeta:
-    """The service's run: its jobs' problems carry everything a worker needs (Script, CaseTests)."""
+    """The service's run: its jobs' problems carry everything a worker needs (a script, stdin or call-based
+    tests), and its results are published as they are recorded."""
+    options = RunOptions(
+        k=[1], timeout_s=settings.timeout_s, hash_seed=settings.hash_seed, isolation=settings.isolation
+    )
     return RunMeta(
         run=settings.serve_run,
         created=time.time(),
         status="queued",
+        options=options,
         problems="service",
         samples_path="",
         samples_sha256="",
         n_samples=0,
         n_tasks=0,
-        time_limit_s=settings.timeout_s,
-        hash_seed=settings.hash_seed,
-        isolation=settings.isolation,
-        runner=settings.model_dump(mode="json", include=RUN_SETTINGS),
-        k=[1],
-        case_tests=True,
+        kinds=["call", "script", "stdin"],
         relaxed=True,
         notify=True,
+        runner=settings.model_dump(mode="json", include=RUN_SETTINGS),
         version=version(),
     )

@@ -19,8 +19,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from codeexec.protocol.models import CaseTests, JudgeMode, RunMeta
+from codeexec.protocol.models import CaseTests, JudgeMode
 from codeexec.protocol.result import Outcome, RunResult, Verdict
+from codeexec.protocol.run import RunMeta
 from codeexec.protocol.settings import with_preload
 from codeexec.worker.judging.context import time_limit
 from codeexec.worker.judging.outputs import PRELOADS, PRELUDES, excerpt
@@ -62,8 +63,8 @@ class Plan:
 
     @classmethod
     def of(cls, tests: CaseTests, meta: RunMeta, options: dict[str, object]) -> Plan:
-        mode = meta.judge_mode or tests.mode
-        limit = time_limit(tests.time_limit_s, meta.time_limit_s, DEFAULT_TIME_LIMIT_S)
+        mode = meta.options.judge_mode or tests.mode
+        limit = time_limit(tests.time_limit_s, meta.options.timeout_s, DEFAULT_TIME_LIMIT_S)
         options = dict(options)
         if tests.memory_bytes is not None:
             options["memory_bytes"] = tests.memory_bytes
@@ -72,7 +73,7 @@ class Plan:
             mode=mode,
             time_limit_s=limit,
             budget_s=(limit + 1) * len(tests.inputs) + 5,
-            all_tests=meta.all_tests if tests.all_tests is None else tests.all_tests,
+            all_tests=meta.options.all_tests if tests.all_tests is None else tests.all_tests,
             prelude=PRELUDES[mode],
             options=options,
         )

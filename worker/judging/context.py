@@ -7,7 +7,8 @@ import math
 from dataclasses import dataclass
 from typing import Protocol
 
-from codeexec.protocol.models import Problem, RunMeta, Truth
+from codeexec.protocol.models import Problem, Truth
+from codeexec.protocol.run import RunMeta
 from codeexec.protocol.settings import MIN_TIMEOUT_S
 
 
@@ -47,4 +48,4 @@ class Context:
 
     def time_limit(self, default: float, most: float = math.inf) -> float:
         """time_limit() of this problem's tests in this run."""
-        return time_limit(self.problem.tests.time_limit_s, self.meta.time_limit_s, default, most)
+        return time_limit(self.problem.tests.time_limit_s, self.meta.options.timeout_s, default, most)

@@ -70,8 +70,10 @@ def judge(program: str, tests: IOTests, context: Context) -> RunResult:
         truth = store.keep_truth(run, task_id, made)
         store.keep_for_later(key, truth)
     meta = context.meta
-    factor = meta.gt_time_limit_factor
-    return run_sample(program, tests, truth, meta.min_time_limit_s, factor, context.options, meta.time_limit_s)
+    factor = meta.options.gt_time_limit_factor
+    return run_sample(
+        program, tests, truth, meta.options.min_time_limit_s, factor, context.options, meta.options.timeout_s
+    )
 
 
 def host_compared(tests: IOTests) -> int:

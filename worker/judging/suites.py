@@ -33,7 +33,7 @@ _TRACEBACK_CHARS = 2000  # of each failing test's traceback, its end: BigCodeBen
 
 
 def judge(program: str, tests: SuiteTests, context: Context) -> RunResult:
-    return run_suite(program, tests, context.meta.time_limit_s, context.options)
+    return run_suite(program, tests, context.meta.options.timeout_s, context.options)
 
 
 def host_compared(tests: SuiteTests) -> int:

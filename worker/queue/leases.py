@@ -45,7 +45,7 @@ import redis
 from pydantic import BaseModel
 
 from codeexec.protocol import keys
-from codeexec.protocol.models import Job, RunMeta
+from codeexec.protocol.run import Job, RunMeta
 from codeexec.worker.queue.schedule import Schedule
 
 log = logging.getLogger(__name__)
@@ -162,8 +162,10 @@ class Heart:
                 # Ahead of the run's other jobs, at its priority now. If this fails part-way, the lease
                 # comes round again: a job queued twice runs its samples once.
                 try:
-                    environment = meta.environment
-                    ticks.send(self.client, undone.run, [undone], meta.priority, front=True, environment=environment)
+                    environment = meta.options.environment
+                    ticks.send(
+                        self.client, undone.run, [undone], meta.options.priority, front=True, environment=environment
+                    )
                 except Exception as exc:
                     log.warning("sending again the job of a gone worker: %s: %s", type(exc).__name__, exc)
                     continue

@@ -33,9 +33,8 @@ import time
 import redis
 
 from codeexec.protocol import keys
-from codeexec.protocol.models import Job
+from codeexec.protocol.run import Job
 
-PRIORITIES = {"high": 10, "normal": 0, "low": -10}
 _JOBS_PER_SCRIPT = 1000  # a million samples are ~60,000 jobs: queued in bounded scripts
 
 # KEYS: ACTIVE, SERVED, jobs(run). ARGV: run, priority, "front" or "back", job JSON... Queues the jobs
@@ -96,11 +95,6 @@ redis.call('ZREM', KEYS[1], ARGV[1])
 redis.call('HDEL', KEYS[2], ARGV[1])
 return dropped
 """
-
-
-def priority_name(priority: int) -> str:
-    """ "high", "normal", "low", or the number."""
-    return next((name for name, value in PRIORITIES.items() if value == priority), str(priority))
 
 
 class Schedule:

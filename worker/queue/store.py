@@ -13,8 +13,9 @@ from redis.exceptions import BusyLoadingError, ConnectionError, TimeoutError
 from redis.retry import Retry
 
 from codeexec.protocol import keys
-from codeexec.protocol.models import Problem, RunMeta, Sample, Truth
+from codeexec.protocol.models import Problem, Sample, Truth
 from codeexec.protocol.result import StoredResult
+from codeexec.protocol.run import RunMeta
 
 # One atomic step per result: the first write of (run, task, sample) wins; only that write removes the
 # sample from pending and moves the task's n and c and the run's counters. A redelivered or duplicated
@@ -145,7 +146,7 @@ class WorkerStore:
     def runner_options(self, run: str) -> dict[str, object]:
         """How the run's candidates are run (RunnerConfig fields): its hash seed, isolation and limits."""
         meta = self.meta(run)
-        return {**meta.runner, "hash_seed": meta.hash_seed, "isolation": meta.isolation}
+        return {**meta.runner, "hash_seed": meta.options.hash_seed, "isolation": meta.options.isolation}
 
     def note(self, run: str, text: str) -> None:
         """Say something about the run that its report shows (each note once)."""

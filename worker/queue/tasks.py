@@ -79,11 +79,12 @@ def evaluate_sample(db: WorkerStore, run: str, task_id: str, index: int) -> None
         # Every earlier delivery ended with its worker process dead (a crash that killed the worker,
         # not just the candidate): do not try again and again, record it.
         result = _died_each_time(problem.total, "the worker evaluating this sample", attempt - 1)
-    elif meta.strict_verdicts and (unsplit := judge.in_process(problem.tests)):
+    elif meta.options.strict_verdicts and (unsplit := judge.in_process(problem.tests)):
         why = f"assertion {unsplit} is not one the host can compare, and the run has --strict-verdicts"
         result = RunResult.not_run(Outcome.ERROR, problem.total, why)
     elif (options := _options(db, run, problem)) is None:
-        why = f"this worker has no environment {meta.environment!r} (codeexec env build {meta.environment})"
+        needed = meta.options.environment
+        why = f"this worker has no environment {needed!r} (codeexec env build {needed})"
         result = RunResult.not_run(Outcome.INFRA_ERROR, problem.total, why)
     else:
         context = Context(meta=meta, problem=problem, options=options, store=db)
@@ -103,7 +104,7 @@ def _options(db: WorkerStore, run: str, problem: Problem) -> dict[str, object] |
     """How the run's candidates of `problem` run here (RunnerConfig fields), in its environment; None if this
     worker has not got it (only a tick sent to it by hand brings it such a job)."""
     options = db.runner_options(run)
-    needed = db.meta(run).environment
+    needed = db.meta(run).options.environment
     if needed is not None:
         found = environments.load(get_settings().data_dir, needed)
         if found is None:

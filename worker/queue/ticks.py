@@ -9,7 +9,7 @@ from __future__ import annotations
 import redis
 
 from codeexec.protocol import keys
-from codeexec.protocol.models import Job
+from codeexec.protocol.run import Job
 from codeexec.worker.queue.app import app
 from codeexec.worker.queue.schedule import Schedule
 
