@@ -33,8 +33,8 @@ _PUBLIC = {
     "InputError": "codeexec.producer.inputs.files",
     "pass_at_k": "codeexec.producer.results.passk",
     "run_candidate": "codeexec.worker.process.runner",
-    "score_code_exec": "codeexec.worker.judging.program",
-    "extract_code": "codeexec.worker.judging.program",
+    "score_code_exec": "codeexec.worker.judging.sample_program",
+    "extract_code": "codeexec.worker.judging.sample_program",
     "RunResult": "codeexec.protocol.result",
     "Outcome": "codeexec.protocol.result",
     "AssertionOutcome": "codeexec.protocol.result",
@@ -52,8 +52,8 @@ __all__ = [
     "InputError",
     "Outcome",
     "Run",
-    "RunReport",
     "RunOptions",
+    "RunReport",
     "RunResult",
     "RunSummary",
     "SampleResult",
@@ -96,5 +96,5 @@ if TYPE_CHECKING:
     from codeexec.protocol.result import AssertionOutcome, Outcome, RunResult
     from codeexec.protocol.run import RunOptions
     from codeexec.protocol.settings import Settings
-    from codeexec.worker.judging.program import extract_code, score_code_exec
+    from codeexec.worker.judging.sample_program import extract_code, score_code_exec
     from codeexec.worker.process.runner import run_candidate

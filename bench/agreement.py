@@ -61,10 +61,10 @@ from bench.verdicts import (
 from codeexec.producer.inputs.problems import load_problems
 from codeexec.producer.inputs.samples import read_samples
 from codeexec.producer.local.backend import private_backend
-from codeexec.producer.results.bigcodebench_results import status
+from codeexec.producer.results.files.bigcodebench import status
 from codeexec.producer.run import Run
 from codeexec.producer.submission import Submission, new_meta
-from codeexec.protocol.models import SuiteTests
+from codeexec.protocol.kinds import SuiteTests
 from codeexec.protocol.run import RunOptions
 from codeexec.protocol.settings import get_settings
 

@@ -35,7 +35,7 @@ from codeexec.producer.inputs.files import read_jsonl
 from codeexec.producer.inputs.problems import load_problems
 from codeexec.producer.inputs.samples import read_samples
 from codeexec.producer.local.backend import private_backend
-from codeexec.producer.results.bigcodebench_results import status
+from codeexec.producer.results.files.bigcodebench import status
 from codeexec.producer.results.persample import with_results
 from codeexec.producer.run import Run
 from codeexec.producer.submission import Submission, new_meta

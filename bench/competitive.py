@@ -53,7 +53,7 @@ from load_invariance import CORES, busy_loops
 from runs import warm_run
 
 from codeexec.producer.inputs.problems import load_problems
-from codeexec.protocol.models import CaseTests
+from codeexec.protocol.kinds import CaseTests
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "data" / "competitive"
 APPS = SHARED / "apps-mapcoder"
@@ -344,7 +344,7 @@ for run in (False, True):
 def fork_floor() -> tuple[float, float]:
     """ms a test costs at the least, in a process per test: (a fork that does nothing, one that runs a
     trivial program), each forked from an interpreter holding LiveCodeBench's prelude."""
-    from codeexec.worker.judging.outputs import PRELUDES
+    from codeexec.worker.judging.helpers.outputs import PRELUDES
 
     done = subprocess.run([sys.executable, "-c", _FLOOR, PRELUDES["lcb"]], capture_output=True, text=True, check=True)
     bare, trivial = map(float, done.stdout.split())

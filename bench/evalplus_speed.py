@@ -9,7 +9,7 @@ end to end, each command timed whole:
   codeexec (`codeexec eval --problems humanevalplus`) on a fresh private Valkey with no worker up,
   so it starts them and computes its truth;
 - warm: EvalPlus again, with the cache it made; codeexec again, its workers still up (keep-warm)
-  and the truth kept from the first run (worker/judging/evalplus.py).
+  and the truth kept from the first run (worker/judging/kinds/evalplus.py).
 
 Both get the machine's cores (EvalPlus --parallel N, codeexec N workers). EvalPlus is installed
 into a throw-away virtualenv by bench/evalplus_ref.py. Prints samples/s of each and the ratio, and

@@ -26,7 +26,7 @@ from codeexec.producer.inputs.files import read_jsonl
 from codeexec.producer.inputs.problems import humaneval_path, load_problems
 from codeexec.protocol.models import Sample, SampleKind
 from codeexec.protocol.result import Outcome
-from codeexec.worker.judging.program import program_for
+from codeexec.worker.judging.sample_program import program_for
 from codeexec.worker.process.runner import run_candidate
 
 ASKS = 200

@@ -15,8 +15,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.agreement import MBPP
 from codeexec.producer.inputs.problems import load_problems
-from codeexec.protocol.models import AssertionTests
-from codeexec.worker.judging.kinds import judge_of
+from codeexec.protocol.kinds import AssertionTests
+from codeexec.worker.judging.kinds import kind_of
 from codeexec.worker.process.split import split
 
 SETS = {
@@ -40,7 +40,7 @@ def main() -> None:
         staying: list[str] = []
         for problem in problems.values():
             tests += problem.total
-            host += judge_of(problem.tests).host_compared(problem.tests)
+            host += kind_of(problem.tests).host_compared(problem.tests)
             if isinstance(problem.tests, AssertionTests):
                 staying += [problem.task_id for text in problem.tests.assertions if split(text) is None]
         print(f"| {name} | {len(problems)} | {host:,} of {tests:,} | {tests - host:,} |")

@@ -56,8 +56,8 @@ from load_invariance import CORES, busy_loops
 from runs import warm_run
 
 from codeexec.producer.inputs.problems import load_problems
-from codeexec.protocol.models import ProgramTests
-from codeexec.worker.judging.program import program_for
+from codeexec.protocol.kinds import ProgramTests
+from codeexec.worker.judging.sample_program import program_for
 from codeexec.worker.languages import language_of
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "multilang"

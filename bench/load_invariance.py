@@ -49,7 +49,7 @@ from bench.runs import Evaluated, evaluate
 from codeexec.producer.inputs.problems import load_problems, write_canonical_samples
 from codeexec.producer.local.backend import private_backend
 from codeexec.protocol.settings import get_settings
-from codeexec.worker.judging.assertions import DEFAULT_TIME_LIMIT_S
+from codeexec.worker.judging.kinds.assertions import DEFAULT_TIME_LIMIT_S
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"
 CORES = os.cpu_count() or 1

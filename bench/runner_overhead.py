@@ -30,7 +30,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from codeexec.protocol.settings import get_settings
-from codeexec.worker.judging.program import score_code_exec
+from codeexec.worker.judging.sample_program import score_code_exec
 
 # A zygote's size without its work: worker/candidate/warm.py loaded, then fork, _exit, reap, answer.
 FORKER = f"""import os, sys
@@ -118,9 +118,9 @@ def main() -> None:
     }
     helpers: list[Helper] = []
     if args.before or args.before_python:
-        this = Helper(sys.executable, "from codeexec.worker.judging.program import score_code_exec")
+        this = Helper(sys.executable, "from codeexec.worker.judging.sample_program import score_code_exec")
         if args.before_python:
-            before = Helper(args.before_python, "from codeexec.worker.judging.program import score_code_exec")
+            before = Helper(args.before_python, "from codeexec.worker.judging.sample_program import score_code_exec")
         else:
             old_import = (
                 f"sys.path.insert(0, {str(args.before.resolve())!r})\nfrom worker.runner import score_code_exec"

@@ -22,7 +22,7 @@ import random
 from pathlib import Path
 
 from codeexec.producer.inputs.problems import load_problems
-from codeexec.protocol.models import CaseTests
+from codeexec.protocol.kinds import CaseTests
 
 APPS = Path(__file__).resolve().parents[2] / "shared" / "data" / "competitive" / "apps-mapcoder"
 #: A language's file extension in --programs DIR/<language>/, and how a line comment starts in it.

@@ -43,7 +43,7 @@ from codeexec.producer.inputs.problems import load_problems, write_canonical_sam
 from codeexec.producer.inputs.samples import read_samples
 from codeexec.producer.local.backend import private_backend
 from codeexec.protocol.models import Problem
-from codeexec.worker.judging.program import program_for
+from codeexec.worker.judging.sample_program import program_for
 from codeexec.worker.process.runner import run_candidate
 
 CORES = os.cpu_count() or 1

@@ -162,10 +162,10 @@ class BigCodeBenchAgreement(BaseModel):
 
 
 def compare_bigcodebench(client: redis.Redis, run: str, samples: Path, eval_results: Path) -> BigCodeBenchAgreement:
-    """Compare a run's statuses (producer/results/bigcodebench_results.py's status()) with those BigCodeBench
+    """Compare a run's statuses (producer/results/files/bigcodebench.py's status()) with those BigCodeBench
     gave the same samples: `samples` is the run's samples file, `eval_results` BigCodeBench's results for it (a
     sample is its task's n-th there as it is in the samples file)."""
-    from codeexec.producer.results.bigcodebench_results import status
+    from codeexec.producer.results.files.bigcodebench import status
 
     theirs = json.loads(eval_results.read_text())["eval"]
     per_task: dict[str, list[tuple[bool, bool]]] = defaultdict(list)

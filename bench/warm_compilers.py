@@ -26,7 +26,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 from languages import _program, make_set
 
 from codeexec.producer.inputs.problems import load_problems
-from codeexec.protocol.models import ProgramTests
+from codeexec.protocol.kinds import ProgramTests
 from codeexec.protocol.settings import runner_config
 from codeexec.worker.languages import language_of
 from codeexec.worker.languages.language import Language, Toolchain

@@ -69,7 +69,7 @@ LETTERS = {"A": "accepted", "W": "wrong_answer", "T": "time_limit", "R": "runtim
            "O": "output_limit"}  # fmt: skip
 
 #: The stand-in for xCodeEval's list of acceptable outputs: `expected` is the JSON list of them, and an
-#: output passes if LiveCodeBench's comparison (codeexec's lcb mode, worker/judging/outputs.py) accepts it
+#: output passes if LiveCodeBench's comparison (codeexec's lcb mode, worker/judging/helpers/outputs.py) accepts it
 #: against any one. Self-contained: it runs in the sandbox as a candidate does.
 CHECKER = """import json
 from decimal import Decimal, InvalidOperation

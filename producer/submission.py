@@ -30,7 +30,7 @@ from codeexec.protocol.models import Problem
 from codeexec.protocol.run import RunMeta, RunOptions
 from codeexec.protocol.settings import RUN_SETTINGS, Settings, get_settings
 from codeexec.worker import environments
-from codeexec.worker.judging.kinds import judge_of
+from codeexec.worker.judging.kinds import kind_of
 
 Records = Iterable[Mapping[str, Any]]
 
@@ -96,7 +96,7 @@ def prepare(
     if sample_set.skipped_unknown:
         warn(f"left out {sample_set.skipped_unknown} sample(s) with an unknown task_id")
     if options.strict_verdicts:
-        refused = [task for task in sample_set.per_task if judge_of(found[task].tests).in_process(found[task].tests)]
+        refused = [task for task in sample_set.per_task if kind_of(found[task].tests).in_process(found[task].tests)]
         if refused:
             listed = ", ".join(refused[:10]) + (" ..." if len(refused) > 10 else "")
             warn(

@@ -14,7 +14,7 @@ slot and the result write can touch all of them in one Lua script.
     codeexec:{run}:c                    hash   task_id -> samples that passed
     codeexec:{run}:c_base               hash   task_id -> samples whose EvalPlus base check passed (HumanEval+)
     codeexec:{run}:truth                hash   task_id -> the canonical solution's outputs and times, as
-                                               worker/judging/evalplus.py's Truth JSON (first write wins)
+                                               worker/judging/kinds/evalplus.py's Truth JSON (first write wins)
     codeexec:{run}:stats                hash   "done" -> results recorded; "outcome:<exit code>" -> count;
                                                "protections:<host> <summary>" -> results of candidates run
                                                under those protections on that host (worker/process/protections.py);
@@ -30,7 +30,7 @@ slot and the result write can touch all of them in one Lua script.
                                                may be forgotten, with their keys (unix seconds)
     codeexec:{run}:batch:{id}           string a batch of the service (producer/service/dispatch.py's Batch), as JSON
 
-HumanEval+ truths outlive their runs, for later runs of the same tests (worker/judging/evalplus.py):
+HumanEval+ truths outlive their runs, for later runs of the same tests (worker/judging/kinds/evalplus.py):
 
     codeexec:truths                     hash   truth_key() -> Truth JSON
 

@@ -25,7 +25,7 @@ class Outcome(str, Enum):
 
 
 class Verdict(str, Enum):
-    """A competitive-programming test's verdict (worker/judging/cases.py), as judges name them."""
+    """A competitive-programming test's verdict (worker/judging/helpers/cases.py), as judges name them."""
 
     ACCEPTED = "accepted"
     WRONG_ANSWER = "wrong_answer"
@@ -64,7 +64,7 @@ class AssertionOutcome(BaseModel):
 
 
 class TestOutcome(BaseModel):
-    """One test of a test file (worker/judging/suites.py), as it ended."""
+    """One test of a test file (worker/judging/kinds/suite.py), as it ended."""
 
     name: str = Field(description="'Class.test_x' (unittest), 'test_y' or 'Class.test_y' (pytest).")
     outcome: Literal["pass", "fail", "error", "skip"]
@@ -79,7 +79,7 @@ class Check(BaseModel):
 
 
 class ScriptEnd(BaseModel):
-    """How a program run as a script ended (worker/judging/script.py; the HTTP service's /run_code)."""
+    """How a program run as a script ended (worker/judging/kinds/script.py; the HTTP service's /run_code)."""
 
     ended: Literal["exited", "time_limit", "output_limit"] = Field(
         description="exited: it ended by itself, or by a signal (status -N); time_limit: stopped at its time "
@@ -134,13 +134,13 @@ class RunResult(BaseModel):
     )
     verdicts: list[Verdict] = Field(
         default_factory=list,
-        description="Competitive-programming problems (worker/judging/cases.py): each test's verdict, in order, for "
-        "the tests that ran.",
+        description="Competitive-programming problems (worker/judging/helpers/cases.py): each test's verdict, in "
+        "order, for the tests that ran.",
     )
     tests: list[TestOutcome] = Field(
-        default_factory=list, description="Test files (worker/judging/suites.py): each test that ran, in order."
+        default_factory=list, description="Test files (worker/judging/kinds/suite.py): each test that ran, in order."
     )
-    script: ScriptEnd | None = Field(None, description="A script (worker/judging/script.py): how it ended.")
+    script: ScriptEnd | None = Field(None, description="A script (worker/judging/kinds/script.py): how it ended.")
     compiled: ScriptEnd | None = Field(None, description="A script in a compiled language: how its compile ended.")
     files: dict[str, str] = Field(
         default_factory=dict, description="Files read back from the working directory after the run, base64."
@@ -199,7 +199,7 @@ class StoredResult(BaseModel):
     )
     host_compared: int = Field(
         0,
-        description="Of its tests, those the host judges (worker/process/split.py, worker/judging/evalplus.py); "
+        description="Of its tests, those the host judges (worker/process/split.py, worker/judging/kinds/evalplus.py); "
         "the rest: in-process.",
     )
 

@@ -9,7 +9,8 @@ from typing import Annotated, Any, Literal, get_args
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 from pydantic_core import PydanticCustomError
 
-from codeexec.protocol.models import JudgeMode, SampleKind
+from codeexec.protocol.kinds import JudgeMode
+from codeexec.protocol.models import SampleKind
 
 #: The run priorities that have names (worker/queue/schedule.py serves higher ones first).
 PRIORITIES = {"high": 10, "normal": 0, "low": -10}

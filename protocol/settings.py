@@ -120,7 +120,7 @@ class RunnerConfig(BaseModel):
         description="The sandbox's posture (worker/candidate/sandbox.py): strict, or relaxed for problem sets "
         "whose tasks run system programs and use a loopback network (BigCodeBench): the system's own programs "
         "may be executed, and the candidate's network namespace has its loopback up; or programs, which the "
-        "judge of programs in other languages sets (worker/judging/programs.py): programs may be executed, "
+        "judge of programs in other languages sets (worker/judging/kinds/program.py): programs may be executed, "
         "the toolchains' too, and the network is the strict posture's. docs/security.md.",
     )
     toolchains: list[str] = Field(

@@ -17,7 +17,8 @@ import httpx
 import redis
 
 from codeexec.protocol import keys
-from codeexec.protocol.models import AssertionTests, Problem
+from codeexec.protocol.kinds import AssertionTests
+from codeexec.protocol.models import Problem
 from codeexec.protocol.run import RunMeta
 from pythons import ROOT
 

@@ -17,13 +17,14 @@ from test_timelimit import CORES, start_hogs, stop
 import codeexec
 from codeexec.producer.inputs.files import InputError
 from codeexec.producer.inputs.problems import load_problems
-from codeexec.protocol.models import CaseTests, Problem
+from codeexec.protocol.kinds import CallTests, CaseTests, StdinTests
+from codeexec.protocol.models import Problem
 from codeexec.protocol.result import Outcome, RunResult, Verdict
 from codeexec.protocol.run import RunMeta, RunOptions
-from codeexec.worker.judging import calls, stdio
-from codeexec.worker.judging.cases import Plan
-from codeexec.worker.judging.outputs import same_stdout, same_value
-from codeexec.worker.judging.program import last_python_code, lcb_code
+from codeexec.worker.judging.helpers.cases import Plan
+from codeexec.worker.judging.helpers.outputs import same_stdout, same_value
+from codeexec.worker.judging.kinds import call, stdin
+from codeexec.worker.judging.sample_program import last_python_code, lcb_code
 from helpers import codeexec as cli
 from helpers import write_jsonl
 
@@ -49,11 +50,11 @@ def meta(**fields: Any) -> RunMeta:
 def judge(code: str, tests: CaseTests, **fields: Any) -> RunResult:
     """`code` judged on `tests` as a worker judges it, with the run's `fields`."""
     plan = Plan.of(tests, meta(**fields), {})
-    return (stdio if tests.kind == "stdin" else calls).run_tests(code, tests, plan)
+    return (stdin if isinstance(tests, StdinTests) else call).run_tests(code, tests, plan)
 
 
-def stdin_tests(*pairs: tuple[str, str], **fields: Any) -> CaseTests:
-    return CaseTests(kind="stdin", inputs=[i for i, _ in pairs], outputs=[o for _, o in pairs], **fields)
+def stdin_tests(*pairs: tuple[str, str], **fields: Any) -> StdinTests:
+    return StdinTests(inputs=[i for i, _ in pairs], outputs=[o for _, o in pairs], **fields)
 
 
 DOUBLE_PAIRS = (("3\n", "6\n"), ("5\n", "10\n"), ("1 2\n", "6\n"))
@@ -157,7 +158,7 @@ def test_a_test_is_judged_on_what_it_printed_however_it_ended() -> None:
 def test_stdin_tests_without_a_pid_namespace(isolation: str) -> None:
     # Without a namespace the runner ends each test's process group instead of the namespace's processes.
     plan = Plan.of(DOUBLE, meta(), {"isolation": isolation, "pid_namespace": "off"})
-    result = stdio.run_tests("print(2 * sum(map(int, input().split())))", DOUBLE, plan)
+    result = stdin.run_tests("print(2 * sum(map(int, input().split())))", DOUBLE, plan)
     assert result.protections["pid_namespace"] == "off"
     assert result.verdicts == [A, A, A], result.detail
 
@@ -245,10 +246,10 @@ def test_a_test_s_wall_clock_time_on_a_loaded_machine_is_not_its_runner_s() -> N
         "  while (clock() < CLOCKS_PER_SEC) {}\n  return 0; }\n  wait(nullptr); puts(\"done\"); }\n"  # fmt: skip
     tests = stdin_tests(("\n", "done\n"), language="cpp", time_limit_s=2.0)
     plan = Plan.of(tests, meta(), {"wall_ceiling_factor": 40})
-    assert stdio.run_tests(spin, tests, plan).verdicts == [A]  # and compiled before the loop starts
+    assert stdin.run_tests(spin, tests, plan).verdicts == [A]  # and compiled before the loop starts
     hogs = start_hogs(1, cpu=0, realtime=True)
     try:
-        result = stdio.run_tests(spin, tests, plan)
+        result = stdin.run_tests(spin, tests, plan)
     finally:
         stop(hogs)
     assert result.verdicts == [A], result.detail
@@ -338,12 +339,12 @@ def test_a_checker_accepts_any_right_answer() -> None:
     tests = stdin_tests(("5\n", "1 4\n"), ("9\n", "1 8\n"))
     other = "n = int(input())\nprint(2, n - 2)"
     assert judge(other, tests).verdicts == [W]
-    with_checker = CaseTests(**(tests.model_dump() | {"checker": checker}))
+    with_checker = StdinTests(**(tests.model_dump() | {"checker": checker}))
     assert judge(other, with_checker).verdicts == [A, A]
     assert judge("print(0, int(input()))", with_checker).verdicts == [W]
     raising = judge("print('x')", with_checker)  # the checker's int() raises: that output is wrong
     assert raising.verdicts == [W] and "the checker raised ValueError" in raising.detail
-    broken = CaseTests(**(tests.model_dump() | {"checker": "def check(:\n"}))
+    broken = StdinTests(**(tests.model_dump() | {"checker": "def check(:\n"}))
     failed = judge(other, broken)
     assert failed.exit_code is Outcome.ERROR and "the problem's checker failed" in failed.detail
 
@@ -351,7 +352,7 @@ def test_a_checker_accepts_any_right_answer() -> None:
 # ---- call-based tests ----------------------------------------------------------------------------------
 
 
-CALLS = CaseTests(kind="call", inputs=[[1, 2], [3, 4], {"a": 5, "b": 6}], outputs=[3, 7, 11], entry_point="total")
+CALLS = CallTests(inputs=[[1, 2], [3, 4], {"a": 5, "b": 6}], outputs=[3, 7, 11], entry_point="total")
 
 
 @both_isolations
@@ -368,10 +369,10 @@ def test_calls_go_to_the_function_or_to_a_new_solutions_method() -> None:
 
 
 def test_a_tuple_passes_for_a_list_in_lcb_mode() -> None:
-    tests = CaseTests(kind="call", inputs=[[2]], outputs=[[1, 2]], entry_point="f")
+    tests = CallTests(inputs=[[2]], outputs=[[1, 2]], entry_point="f")
     assert judge("def f(n):\n    return tuple(range(1, n + 1))", tests).verdicts == [A]
     assert judge("def f(n):\n    return tuple(range(1, n + 1))", tests, judge_mode="exact").verdicts == [A]
-    large = CaseTests(kind="call", inputs=[[200_000]], outputs=[list(range(200_000))], entry_point="f")
+    large = CallTests(inputs=[[200_000]], outputs=[list(range(200_000))], entry_point="f")
     assert judge("def f(n):\n    return tuple(range(n))", large).verdicts == [A]  # sent as a digest
     assert judge("def f(n):\n    return list(range(1, n + 1))", large).verdicts == [W]
 
@@ -405,11 +406,9 @@ def test_livecodebench_rows_stdin_and_functional(tmp_path: Path) -> None:
         metadata=json.dumps({"func_name": "shift"}),
     )
     problems = load_problems(str(write_jsonl(tmp_path / "lcb.jsonl", [lcb_row(), functional])))
-    assert problems["q1"].tests == CaseTests(
-        kind="stdin", inputs=["3\n", "5\n"], outputs=["6\n", "10\n"], extraction="lcb"
-    )
-    assert problems["q2"].tests == CaseTests(
-        kind="call", inputs=[[[1, 2], 3]], outputs=[[4, 5]], entry_point="shift", extraction="lcb"
+    assert problems["q1"].tests == StdinTests(inputs=["3\n", "5\n"], outputs=["6\n", "10\n"], extraction="lcb")
+    assert problems["q2"].tests == CallTests(
+        inputs=[[[1, 2], 3]], outputs=[[4, 5]], entry_point="shift", extraction="lcb"
     )
 
 
@@ -456,11 +455,9 @@ def test_apps_taco_and_codecontests_records(tmp_path: Path) -> None:
         },
     ]
     problems = load_problems(str(write_jsonl(tmp_path / "mixed.jsonl", rows)))
-    assert problems["7"].tests == CaseTests(kind="stdin", inputs=["1 2\n"], outputs=["3\n"], extraction="last_python")
+    assert problems["7"].tests == StdinTests(inputs=["1 2\n"], outputs=["3\n"], extraction="last_python")
     # APPS wraps a call's expected value in a list (as rllm reads it, the value itself).
-    assert problems["8"].tests == CaseTests(
-        kind="call", inputs=[[1, 2]], outputs=[3], entry_point="add", extraction="last_python"
-    )
+    assert problems["8"].tests == CallTests(inputs=[[1, 2]], outputs=[3], entry_point="add", extraction="last_python")
     contest = problems["cc/1"].tests
     assert isinstance(contest, CaseTests) and contest.inputs == ["1\n", "2\n"]
     assert contest.time_limit_s == 2.5 and contest.memory_bytes == 268435456
@@ -485,9 +482,7 @@ def test_bad_records_of_other_shapes(tmp_path: Path, row: dict[str, Any], said: 
 def test_codeexecs_own_shape(tmp_path: Path) -> None:
     row = {"task_id": "own/1", "cases": {"kind": "stdin", "inputs": ["2\n"], "outputs": ["4\n"], "mode": "exact"}}
     problem = load_problems(str(write_jsonl(tmp_path / "own.jsonl", [row])))["own/1"]
-    assert problem == Problem(
-        task_id="own/1", cases=CaseTests(kind="stdin", inputs=["2\n"], outputs=["4\n"], mode="exact")
-    )
+    assert problem == Problem(task_id="own/1", cases=StdinTests(inputs=["2\n"], outputs=["4\n"], mode="exact"))
     bad = {"task_id": "own/2", "cases": {"kind": "call", "inputs": [[1]], "outputs": [1]}}
     with pytest.raises(InputError, match=r"own2\.jsonl:1: .*needs the function's name"):
         load_problems(str(write_jsonl(tmp_path / "own2.jsonl", [bad])))
@@ -676,7 +671,7 @@ def test_a_java_program_s_heap_is_sized_from_its_memory_limit() -> None:
 
 def test_only_stdin_tests_take_another_language() -> None:
     with pytest.raises(ValueError, match="stdin tests only"):
-        CaseTests(kind="call", language="cpp", inputs=[[1]], outputs=[2], entry_point="f")
+        CallTests(language="cpp", inputs=[[1]], outputs=[2], entry_point="f")  # type: ignore[call-arg]
 
 
 def test_rows_in_another_language_through_eval(tmp_path: Path, env: dict[str, str]) -> None:

@@ -16,8 +16,8 @@ import pytest
 from test_languages import PROGRAMS, judged, own_precompiled_headers  # noqa: F401 (a fixture of this module too)
 
 from codeexec.protocol.result import Outcome
-from codeexec.worker.judging import programs
-from codeexec.worker.judging.programs import run_in
+from codeexec.worker.judging.helpers import steps as stepped
+from codeexec.worker.judging.helpers.steps import run_in
 from codeexec.worker.languages import compiled, cpp, language_of, prebuilt, warm
 
 pytestmark = pytest.mark.once  # other languages: what their toolchains do, the same under every Python
@@ -53,7 +53,7 @@ def test_a_program_compiled_once_is_not_compiled_again_and_keeps_its_verdict(
     assert first.exit_code is again.exit_code is Outcome.ERROR, (first, again)
     assert first.script is not None and again.script is not None and first.script.status == again.script.status == 1
     compiles: list[str] = []  # each compile made: by a step, or by a compiler kept running
-    steps, warm_compile = programs._steps, programs.compile_warm
+    steps, warm_compile = stepped._steps, stepped.compile_warm
 
     def counted_steps(program: str, language: object, given: list, *rest: object, **named: object) -> object:
         compiles.extend(step.kind for step in given if step.kind == "compile")
@@ -63,8 +63,8 @@ def test_a_program_compiled_once_is_not_compiled_again_and_keeps_its_verdict(
         compiles.append("compile")
         return warm_compile(*given)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(programs, "_steps", counted_steps)
-    monkeypatch.setattr(programs, "compile_warm", counted_warm)
+    monkeypatch.setattr(stepped, "_steps", counted_steps)
+    monkeypatch.setattr(stepped, "compile_warm", counted_warm)
     for name in ("rust", "typescript", "csharp"):
         program = f"{PROGRAMS[name][0]}\n// compiled once\n"  # a text no other test compiled (and kept)
         compiles.clear()

@@ -15,10 +15,10 @@ from pathlib import Path
 import pytest
 import redis
 
-from codeexec.protocol.models import SuiteTests
+from codeexec.protocol.kinds import SuiteTests
 from codeexec.protocol.result import Outcome
 from codeexec.worker import environments
-from codeexec.worker.judging.suites import run_suite
+from codeexec.worker.judging.kinds.suite import run_suite
 from helpers import Worker, wait_done, write_jsonl
 from helpers import codeexec as cli
 

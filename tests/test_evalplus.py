@@ -13,9 +13,10 @@ from test_timelimit import CORES, start_hogs, stop
 
 from codeexec.producer.inputs.files import InputError
 from codeexec.producer.inputs.problems import load_problems
-from codeexec.protocol.models import IOTests, Truth
+from codeexec.protocol.kinds import EvalPlusTests
+from codeexec.protocol.models import Truth
 from codeexec.protocol.result import Outcome, RunResult
-from codeexec.worker.judging import evalplus
+from codeexec.worker.judging.kinds import evalplus
 from helpers import codeexec, write_jsonl
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "data" / "humanevalplus"
@@ -24,7 +25,7 @@ REFERENCE = SHARED / "reference" / "qwen2.5-coder-1.5b-base.evalplus.jsonl"
 both_isolations = pytest.mark.usefixtures("isolation")
 
 
-def judged(tests: IOTests, code: str) -> RunResult:
+def judged(tests: EvalPlusTests, code: str) -> RunResult:
     """`code` run and judged against the truth of `tests`' canonical solution, both in the runner."""
     truth = evalplus.compute_truth(tests, {})
     assert isinstance(truth, Truth), truth
@@ -50,7 +51,7 @@ def test_the_bundled_set_is_humanevalplus_v0_1_10() -> None:
     problems = load_problems("humanevalplus")
     assert len(problems) == 164
     tests = {task_id: problem.tests for task_id, problem in problems.items()}
-    assert all(isinstance(each, IOTests) for each in tests.values())
+    assert all(isinstance(each, EvalPlusTests) for each in tests.values())
     assert sum(len(each.base) for each in tests.values()) == 1570  # type: ignore[union-attr]
     assert sum(len(each.plus) for each in tests.values()) == 122683  # type: ignore[union-attr]
     assert tests["HumanEval/32"].oracle == "find_zero"  # type: ignore[union-attr]
@@ -62,7 +63,7 @@ def test_the_bundled_set_is_humanevalplus_v0_1_10() -> None:
 def test_a_file_in_evalplus_shape_is_recognized(tmp_path: Path) -> None:
     path = write_jsonl(tmp_path / "plus.jsonl", [evalplus_record(atol=1e-4)])
     problem = load_problems(str(path))["T/0"]
-    assert problem.tests == IOTests(
+    assert problem.tests == EvalPlusTests(
         entry_point="f", solution="def f(x):\n    return x\n", base=[[1]], plus=[[2]], atol=1e-4
     )
     assert problem.total == 2
@@ -98,7 +99,7 @@ def test_a_missing_canonical_solution_is_named(tmp_path: Path, env: dict[str, st
 @both_isolations
 def test_floats_are_compared_within_a_tolerance() -> None:
     # The expected outputs are floats, so EvalPlus compares within 1e-6 (rtol 1e-7), and the types must match.
-    tests = IOTests(entry_point="f", solution="def f(x):\n    return x / 3\n", base=[[1], [2]], plus=[[10**6]])
+    tests = EvalPlusTests(entry_point="f", solution="def f(x):\n    return x / 3\n", base=[[1], [2]], plus=[[10**6]])
     close = judged(tests, "def f(x):\n    return x / 3 + 1e-9\n")
     assert close.exit_code is Outcome.PASS and close.statuses == {"base": "pass", "plus": "pass"}
     far = judged(tests, "def f(x):\n    return x / 3 + 1e-3 * x\n")
@@ -110,14 +111,14 @@ def test_floats_are_compared_within_a_tolerance() -> None:
 
 
 def test_a_task_tolerance_and_exact_ints() -> None:
-    tests = IOTests(entry_point="f", solution="def f(x):\n    return x * 2\n", base=[[1], [2]], atol=0.5)
+    tests = EvalPlusTests(entry_point="f", solution="def f(x):\n    return x * 2\n", base=[[1], [2]], atol=0.5)
     assert judged(tests, "def f(x):\n    return x * 2 + 0.25\n").exit_code is Outcome.ASSERTION_FAIL  # float vs int
     assert judged(tests, "def f(x):\n    return x * 2.0\n").exit_code is Outcome.PASS  # 2.0 == 2
 
 
 @both_isolations
 def test_a_sample_can_pass_base_and_fail_plus() -> None:
-    tests = IOTests(
+    tests = EvalPlusTests(
         entry_point="f",
         solution="def f(x):\n    return abs(x)\n",
         base=[[1], [2], [3]],
@@ -149,7 +150,7 @@ def test_equality_is_pythons_for_every_builtin_shape() -> None:
         "b'\\x00'",
     ]
     solution = f"def f(i):\n    return [{', '.join(values)}][i]\n"
-    tests = IOTests(entry_point="f", solution=solution, base=[[i] for i in range(len(values))])
+    tests = EvalPlusTests(entry_point="f", solution=solution, base=[[i] for i in range(len(values))])
     equal = [
         "[1.0, True + 1]",
         "__import__('collections').Counter({'a': 1, 2: [3.5]})",
@@ -175,7 +176,7 @@ def test_equality_is_pythons_for_every_builtin_shape() -> None:
 
 @both_isolations
 def test_how_evalplus_words_each_ending() -> None:
-    tests = IOTests(entry_point="f", solution="def f(x):\n    return x\n", base=[[1]], plus=[[2]])
+    tests = EvalPlusTests(entry_point="f", solution="def f(x):\n    return x\n", base=[[1]], plus=[[2]])
     assert judged(tests, "def f(x:\n").statuses == {"base": "fail", "plus": "fail"}
     assert judged(tests, "raise ValueError('at import')\n").statuses == {"base": "fail", "plus": "fail"}
     assert judged(tests, "def g(x):\n    return x\n").statuses == {"base": "fail", "plus": "fail"}
@@ -189,7 +190,7 @@ def test_how_evalplus_words_each_ending() -> None:
 
 def test_find_zero_never_passes_as_in_evalplus_0_3_1() -> None:
     problem = load_problems("humanevalplus")["HumanEval/32"]
-    assert isinstance(problem.tests, IOTests)
+    assert isinstance(problem.tests, EvalPlusTests)
     result = judged(problem.tests, problem.tests.solution)
     assert result.statuses == {"base": "fail", "plus": "fail"}
     # Its outputs are zeros of the polynomial within 1e-4: all of them on Python 3.11 (the references'),
@@ -211,7 +212,7 @@ def test_time_limits_do_not_move_with_the_load(load: str) -> None:
     # Each call may take max(1 s, 4 x the canonical solution's time): 1 s here. A call that computes
     # for ~0.3 s passes on any machine load; one that sleeps 1.5 s is over its limit on any.
     spin = "def f(x):\n    n = 0\n    while n < x:\n        n += 1\n    return x\n"
-    tests = IOTests(entry_point="f", solution="def f(x):\n    return x\n", base=[[3_000_000], [10]], plus=[[20]])
+    tests = EvalPlusTests(entry_point="f", solution="def f(x):\n    return x\n", base=[[3_000_000], [10]], plus=[[20]])
     assert judged(tests, spin).statuses == {"base": "pass", "plus": "pass"}, load
     sleeper = judged(tests, "import time\ndef f(x):\n    if x == 10:\n        time.sleep(1.5)\n    return x\n")
     assert sleeper.statuses == {"base": "fail", "plus": "pass"}

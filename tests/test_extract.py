@@ -1,4 +1,4 @@
-from codeexec.worker.judging.program import extract_code
+from codeexec.worker.judging.sample_program import extract_code
 
 
 def test_first_fenced_block_with_language_tag_and_prose_around() -> None:

@@ -1,4 +1,5 @@
-"""The kinds of test: one model each, one judge each, found through one table (worker/judging/kinds.py)."""
+"""The kinds of test: one model each, one module each, found through one table (worker/judging/kinds/__init__.py),
+each typed for its own model and saying what a report says of it."""
 
 from __future__ import annotations
 
@@ -9,21 +10,21 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from codeexec.protocol.models import (
+from codeexec.protocol.kinds import (
     AssertionTests,
-    CaseTests,
-    IOTests,
-    Problem,
+    CallTests,
+    EvalPlusTests,
     ProgramTests,
     Script,
+    StdinTests,
     SuiteTests,
     Tests,
-    Truth,
 )
+from codeexec.protocol.models import Problem, Truth
 from codeexec.protocol.result import Outcome
 from codeexec.protocol.run import RunMeta, RunOptions
 from codeexec.worker.judging.context import Context, time_limit
-from codeexec.worker.judging.kinds import JUDGES, judge_of
+from codeexec.worker.judging.kinds import KINDS, kind_of
 
 #: One test set of each kind, as a problem names it by its kind's field (codeexec's own problems files, and
 #: the problems of runs stored before a problem's tests were one value).
@@ -49,28 +50,45 @@ def kinds_of_the_union() -> set[str]:
     return {value for member in members for value in typing.get_args(member.model_fields["kind"].annotation)}
 
 
-def test_every_kind_has_one_judge_and_every_judge_a_kind() -> None:
-    assert kinds_of_the_union() == set(JUDGES) == set(ONE_OF_EACH) >= set(BY_FIELD)
+def test_every_kind_has_one_module_and_every_module_a_kind() -> None:
+    assert kinds_of_the_union() == set(KINDS) == set(ONE_OF_EACH) >= set(BY_FIELD)
 
 
-@pytest.mark.parametrize("name", ["judge", "host_compared", "in_process"])
-def test_the_judges_have_one_entry_signature(name: str) -> None:
-    signatures = {kind: list(inspect.signature(getattr(judge, name)).parameters) for kind, judge in JUDGES.items()}
-    assert len({tuple(parameters) for parameters in signatures.values()}) == 1, signatures
+@pytest.mark.parametrize("kind", sorted(KINDS))
+def test_each_kind_s_functions_take_its_own_model(kind: str) -> None:
+    """The Judge protocol typed per kind: a kind's judge and its counts take its own model, no other."""
+    found = KINDS[kind]
+    judge = inspect.signature(found.judge).parameters
+    assert list(judge) == ["program", "tests", "context"]
+    assert judge["tests"].annotation == found.model.__name__
+    (counted,) = inspect.signature(found.host_compared).parameters.values()
+    assert counted.annotation in (
+        found.model.__name__,
+        "CaseTests",  # stdin and call-based tests count theirs alike (worker/judging/helpers/cases.py)
+    )
+
+
+@pytest.mark.parametrize("kind", sorted(KINDS))
+def test_each_kind_says_what_a_report_says_of_it(kind: str) -> None:
+    meta = RunMeta(run="r", created=0, problems="p", samples_path="s", samples_sha256="", n_samples=1, n_tasks=1,
+                   kinds=[kind])  # fmt: skip
+    found = KINDS[kind]
+    assert found.title and found.limits(meta)
+    assert found.limits(meta.model_copy(update={"options": RunOptions(timeout_s=7)})) != ""
 
 
 @pytest.mark.parametrize("kind", sorted(BY_FIELD))
 def test_a_problem_named_by_its_kind_s_field_is_the_same_problem(kind: str) -> None:
     old = Problem.model_validate({"task_id": "t", **BY_FIELD[kind]})
     assert old.tests.kind == kind
-    assert judge_of(old.tests) is JUDGES[kind]
+    assert kind_of(old.tests) is KINDS[kind]
     again = Problem.model_validate_json(old.model_dump_json())
     assert again == old and '"tests":{"kind":' in old.model_dump_json()
 
 
 def test_the_kinds_models_are_the_union_s() -> None:
-    made = [AssertionTests, IOTests, CaseTests, SuiteTests, Script, ProgramTests]
-    assert {model.__name__ for model in made} == {m.__name__ for m in typing.get_args(typing.get_args(Tests)[0])}
+    made = {AssertionTests, EvalPlusTests, StdinTests, CallTests, SuiteTests, Script, ProgramTests}
+    assert made == set(typing.get_args(typing.get_args(Tests)[0])) == {kind.model for kind in KINDS.values()}
 
 
 def test_a_problem_has_tests_of_one_kind() -> None:
@@ -148,7 +166,7 @@ def test_every_kind_takes_its_time_limit_by_the_one_rule(
     problem = Problem.model_validate({"task_id": "t", "tests": tests | {"time_limit_s": own}})
     meta = RunMeta(run="r", created=0, problems="p", samples_path="s", samples_sha256="", n_samples=1, n_tasks=1,
                    options=RunOptions(k=[1], timeout_s=run))  # fmt: skip
-    result = JUDGES[kind].judge(program, problem.tests, Context(meta, problem, {}, Truths()))
+    result = KINDS[kind].judge(program, problem.tests, Context(meta, problem, {}, Truths()))
     # EvalPlus fails a check whose call runs over its limit ("fail"; "timeout" is a check's budget's).
     over = Outcome.ASSERTION_FAIL if kind == "evalplus" else Outcome.TIMEOUT
     assert (result.exit_code, result.score) == ((Outcome.PASS, 1.0) if passes else (over, 0.0)), result

@@ -1,4 +1,4 @@
-"""Programs in other languages (worker/languages/, worker/judging/programs.py): each language compiles and runs
+"""Programs in other languages (worker/languages/, worker/judging/kinds/program.py): each language compiles and runs
 a program that passes, one whose test fails and one that does not compile, with the verdicts and messages
 its reference harness gives; the references' own rules (Go's FAIL, Racket's and Scala's stderr, C#'s status,
 mxeval's TypeScript compile); limits (time, output, memory) and the sandbox's programs posture hold for
@@ -23,10 +23,12 @@ import system
 from codeexec.producer.inputs.files import InputError
 from codeexec.producer.inputs.problems import LANGUAGE_SETS, load_problems, write_canonical_samples
 from codeexec.producer.inputs.samples import read_samples
-from codeexec.protocol.models import Problem, ProgramTests, Sample, SampleKind
+from codeexec.protocol.kinds import ProgramTests
+from codeexec.protocol.models import Problem, Sample, SampleKind
 from codeexec.protocol.result import Outcome
-from codeexec.worker.judging.program import program_for
-from codeexec.worker.judging.programs import MOST_S, run_in
+from codeexec.worker.judging.helpers.steps import run_in
+from codeexec.worker.judging.kinds.program import MOST_S
+from codeexec.worker.judging.sample_program import program_for
 from codeexec.worker.languages import (
     LANGUAGES,
     MODULES,

@@ -19,7 +19,7 @@ import pytest
 
 import codeexec
 from codeexec.producer.local import resident
-from codeexec.protocol.models import Tests
+from codeexec.protocol.kinds import Tests
 from helpers import ROOT, Worker, private_env, write_jsonl
 
 # The user's own modules, each with a name codeexec's parts once had or Celery looks for; importing
@@ -246,34 +246,55 @@ def test_the_candidate_side_imports_only_itself_and_built_in_modules() -> None:
                 assert root in allowed or f"codeexec.worker.candidate.{root}" in modules, (name, imported_name)
 
 
-def names_in(path: Path) -> set[str]:
-    """The names a module uses or imports."""
+#: The modules that are a kind's own, and may name it: its model (protocol/kinds.py) and its judge
+#: (worker/judging/kinds/, and the helpers judges share), the readers that build its tests from a problem set's
+#: files or a service's request, and the reference's results file of its runs.
+KINDS_OWN = (
+    "codeexec.protocol.kinds",
+    "codeexec.worker.judging.kinds.",
+    "codeexec.worker.judging.helpers.",
+    "codeexec.producer.inputs.",
+    "codeexec.producer.service.batch",  # a batch's test sets: stdin or call-based tests
+    "codeexec.producer.service.app",  # a /run_code request: a script
+    "codeexec.producer.results.files.",
+)
+
+
+def kinds_named(path: Path, models: set[str], kinds: set[str]) -> set[str]:
+    """The kinds a module names: a model of one (imported or used), or a kind's name that something's `kind`
+    is compared with."""
     tree = ast.parse(path.read_text())
-    used = {node.id for node in ast.walk(tree) if isinstance(node, ast.Name)}
-    return used | {alias.name for node in ast.walk(tree) if isinstance(node, ast.ImportFrom) for alias in node.names}
+    found = {node.id for node in ast.walk(tree) if isinstance(node, ast.Name)}
+    found |= {alias.name for node in ast.walk(tree) if isinstance(node, ast.ImportFrom) for alias in node.names}
+    found &= models
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Compare):
+            parts = [node.left, *node.comparators]
+            if any(isinstance(part, ast.Attribute) and part.attr == "kind" for part in parts):
+                found |= {part.value for part in parts if isinstance(part, ast.Constant) and part.value in kinds}
+    return found
 
 
-def test_no_worker_module_outside_judging_names_a_kind_of_test() -> None:
-    """A kind is its model (protocol/models.py) and its judge (worker/judging/): the queue, the runner and the
-    candidate side take any kind the same way (worker/judging/kinds.py's table)."""
-    kinds = {member.__name__ for member in typing.get_args(typing.get_args(Tests)[0])}
-    assert "AssertionTests" in kinds
-    outside = [
-        (name, path)
+def test_kinds_named_finds_models_and_comparisons(tmp_path: Path) -> None:
+    module = tmp_path / "m.py"
+    module.write_text("from x import StdinTests\nif tests.kind == 'call' or other == 'stdin':\n    pass\n")
+    assert kinds_named(module, {"StdinTests", "CallTests"}, {"stdin", "call"}) == {"StdinTests", "call"}
+
+
+def test_no_module_outside_a_kind_s_own_names_it() -> None:
+    """A kind owns every fact about itself: its model (protocol/kinds.py) and its module of worker/judging/kinds/
+    say what the queue, the runner, the candidate side and the producer's reports need (the table
+    worker/judging/kinds/__init__.py finds them by), and nothing else branches on which kind it has."""
+    members = typing.get_args(typing.get_args(Tests)[0])
+    models = {member.__name__ for member in members} | {"CaseTests"}  # stdin and call-based tests' shared fields
+    kinds = {member.model_fields["kind"].default for member in members}
+    assert {"AssertionTests", "StdinTests"} <= models and {"assertions", "stdin"} <= kinds
+    naming = {
+        name: sorted(found)
         for name, path in module_files().items()
-        if name.startswith("codeexec.worker.") and not name.startswith("codeexec.worker.judging")
-    ]
-    naming = {name: sorted(kinds & names_in(path)) for name, path in outside if name != "codeexec.protocol.models"}
-    assert not {name: used for name, used in naming.items() if used}
-
-
-def test_no_module_is_over_500_lines() -> None:
-    long = {
-        str(path.relative_to(ROOT)): n
-        for path in module_files().values()
-        if (n := len(path.read_text().splitlines())) > 500
+        if not name.startswith(KINDS_OWN) and (found := kinds_named(path, models, kinds))
     }
-    assert not long
+    assert not naming
 
 
 # ---- a directory full of clashing names ---------------------------------------------------------------

@@ -13,29 +13,30 @@ import pytest
 
 from codeexec.producer.inputs.files import InputError
 from codeexec.producer.inputs.problems import MBPPPLUS_PATH, load_problems
-from codeexec.protocol.models import IOTests, Truth
+from codeexec.protocol.kinds import EvalPlusTests
+from codeexec.protocol.models import Truth
 from codeexec.protocol.result import Outcome, RunResult
 from codeexec.worker.candidate.values import digest
-from codeexec.worker.judging import evalplus
+from codeexec.worker.judging.kinds import evalplus
 from helpers import codeexec, write_jsonl
 
 both_isolations = pytest.mark.usefixtures("isolation")
 
 
 @pytest.fixture(scope="module")
-def mbppplus() -> dict[str, IOTests]:
+def mbppplus() -> dict[str, EvalPlusTests]:
     tests = {task_id: problem.tests for task_id, problem in load_problems("mbppplus").items()}
-    assert all(isinstance(io, IOTests) for io in tests.values())
+    assert all(isinstance(io, EvalPlusTests) for io in tests.values())
     return tests  # type: ignore[return-value]
 
 
-def judged(tests: IOTests, code: str) -> RunResult:
+def judged(tests: EvalPlusTests, code: str) -> RunResult:
     truth = evalplus.compute_truth(tests, {})
     assert isinstance(truth, Truth), truth
     return evalplus.run_sample(code, tests, truth, 1.0, 4.0, {})
 
 
-def test_the_bundled_set_is_mbppplus_v0_1_0(mbppplus: dict[str, IOTests]) -> None:
+def test_the_bundled_set_is_mbppplus_v0_1_0(mbppplus: dict[str, EvalPlusTests]) -> None:
     text = gzip.decompress(MBPPPLUS_PATH.read_bytes())
     assert len(text.splitlines()) == len(mbppplus) == 399
     assert hashlib.md5(text, usedforsecurity=False).hexdigest() == "ebe95df0d5220f00cedd6f4bddea35e4"
@@ -53,7 +54,7 @@ def test_the_bundled_set_is_mbppplus_v0_1_0(mbppplus: dict[str, IOTests]) -> Non
     assert sum(sum(map(len, evalplus.inputs_of(io).values())) for io in mbppplus.values()) == 1236 + 42082
 
 
-def test_arguments_have_the_types_evalplus_gives_them(mbppplus: dict[str, IOTests]) -> None:
+def test_arguments_have_the_types_evalplus_gives_them(mbppplus: dict[str, EvalPlusTests]) -> None:
     # The file is JSON; EvalPlus makes tuples, sets and complex numbers of some tasks' arguments.
     assert evalplus.inputs_of(mbppplus["Mbpp/2"])["base"][0] == [(3, 4, 5, 6), (5, 7, 4, 10)]
     assert evalplus.inputs_of(mbppplus["Mbpp/124"])["base"][0] == [0.0, 1j]
@@ -85,7 +86,9 @@ def test_a_file_in_mbppplus_shape_is_recognized(tmp_path: Path) -> None:
     (problem,) = load_problems(str(path)).values()
     tests = problem.tests
     assert (
-        isinstance(tests, IOTests) and tests.oracle == "set" and evalplus.inputs_of(tests)["base"] == [[(1, 2), (2, 3)]]
+        isinstance(tests, EvalPlusTests)
+        and tests.oracle == "set"
+        and evalplus.inputs_of(tests)["base"] == [[(1, 2), (2, 3)]]
     )
     bad = write_jsonl(tmp_path / "bad.jsonl", [record, record | {"task_id": "Mbpp/124", "base_input": [[1]]}])
     with pytest.raises(InputError, match=r"bad\.jsonl:2: Mbpp/124: an input is not of the form EvalPlus reads"):
@@ -93,7 +96,7 @@ def test_a_file_in_mbppplus_shape_is_recognized(tmp_path: Path) -> None:
 
 
 @both_isolations
-def test_set_compared_tasks(mbppplus: dict[str, IOTests]) -> None:
+def test_set_compared_tasks(mbppplus: dict[str, EvalPlusTests]) -> None:
     tests = mbppplus["Mbpp/2"]  # similar_elements: EvalPlus compares set(output) with set(expected)
     reordered = "def similar_elements(a, b):\n    return sorted(set(a) & set(b), reverse=True)\n"
     assert judged(tests, reordered).statuses == {"base": "pass", "plus": "pass"}
@@ -106,7 +109,7 @@ def test_set_compared_tasks(mbppplus: dict[str, IOTests]) -> None:
 
 
 @both_isolations
-def test_not_none_tasks(mbppplus: dict[str, IOTests]) -> None:
+def test_not_none_tasks(mbppplus: dict[str, EvalPlusTests]) -> None:
     tests = mbppplus["Mbpp/794"]  # text_starta_endb: the canonical solution returns a re.Match or None
     match = "import re\ndef text_starta_endb(text):\n    return re.search('a.*?b$', text)\n"
     assert judged(tests, match).exit_code is Outcome.PASS
@@ -121,7 +124,7 @@ def test_not_none_tasks(mbppplus: dict[str, IOTests]) -> None:
 
 
 @both_isolations
-def test_the_other_special_oracles(mbppplus: dict[str, IOTests]) -> None:
+def test_the_other_special_oracles(mbppplus: dict[str, EvalPlusTests]) -> None:
     anything = "def are_equivalent(a, b):\n    return object()\n"  # Mbpp/164: whatever it returns passes
     assert judged(mbppplus["Mbpp/164"], anything).exit_code is Outcome.PASS
     raising = "def are_equivalent(a, b):\n    raise ValueError\n"
@@ -145,7 +148,7 @@ def test_the_other_special_oracles(mbppplus: dict[str, IOTests]) -> None:
 
 
 @both_isolations
-def test_types_and_tolerance_as_evalplus_compares(mbppplus: dict[str, IOTests]) -> None:
+def test_types_and_tolerance_as_evalplus_compares(mbppplus: dict[str, EvalPlusTests]) -> None:
     tests = mbppplus["Mbpp/2"].model_copy(update={"oracle": "equal"})  # the same task, compared by ==
     listed = "def similar_elements(a, b):\n    return list(set(a) & set(b))\n"
     assert judged(tests, listed).statuses["base"] == "fail"  # a list is never == a tuple
@@ -168,7 +171,7 @@ def test_large_outputs_are_digested_without_holding_their_bytes() -> None:
     assert digest(words) != digest(tuple(words))
     assert digest(words) != digest(words[::-1])
     assert digest(["ab", "c"] * 8) != digest(["a", "bc"] * 8)
-    tests = IOTests(
+    tests = EvalPlusTests(
         entry_point="f",
         solution="def f(n):\n    return [('a', 'bc', str(i)) * 3 for i in range(n)]\n",
         base=[[200_000]],

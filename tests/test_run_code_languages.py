@@ -299,9 +299,9 @@ def test_a_toolchain_a_worker_lacks_is_a_sandbox_error_naming_its_package(monkey
     """The worker's side (its toolchain lacking: the machine's failure, infra_error, with the package to
     install) and the server's answer to it (SandboxError, saying so)."""
     from codeexec.producer.service.app import run_code_response
-    from codeexec.protocol.models import Script
+    from codeexec.protocol.kinds import Script
     from codeexec.protocol.result import Outcome, StoredResult
-    from codeexec.worker.judging import script
+    from codeexec.worker.judging.kinds import script
     from codeexec.worker.languages import language as language_module
 
     monkeypatch.setattr(language_module.shutil, "which", lambda tool, path=None: None)

@@ -11,7 +11,7 @@ import pytest
 
 from codeexec.protocol.result import RunResult
 from codeexec.protocol.settings import DENIED_MODULES, get_settings
-from codeexec.worker.judging.program import score_code_exec
+from codeexec.worker.judging.sample_program import score_code_exec
 from codeexec.worker.process.runner import clamp_timeout, run_candidate
 
 ADD = "def add(a, b):\n    return a + b\n"

@@ -1,4 +1,4 @@
-"""Tests that are a test file (worker/judging/suites.py, producer/inputs/testfiles.py): BigCodeBench's, ClassEval's
+"""Tests that are a test file (worker/judging/kinds/suite.py, producer/inputs/testfiles.py): BigCodeBench's, ClassEval's
 and codeexec's own shapes, judged as BigCodeBench 0.2.5 judges a task, each test's outcome kept. The
 runner's tests run under every supported Python, in both isolation modes."""
 
@@ -16,11 +16,12 @@ import pytest
 from codeexec.producer.inputs.files import InputError
 from codeexec.producer.inputs.problems import BIGCODEBENCH_PATH, load_file, load_problems
 from codeexec.producer.inputs.testfiles import problem as suite_problem
-from codeexec.producer.results.bigcodebench_results import status
-from codeexec.protocol.models import Problem, Sample, SampleKind, SuiteTests
+from codeexec.producer.results.files.bigcodebench import status
+from codeexec.protocol.kinds import SuiteTests
+from codeexec.protocol.models import Problem, Sample, SampleKind
 from codeexec.protocol.result import Outcome, RunResult, StoredResult
-from codeexec.worker.judging.program import program_for
-from codeexec.worker.judging.suites import run_suite
+from codeexec.worker.judging.kinds.suite import run_suite
+from codeexec.worker.judging.sample_program import program_for
 from helpers import ROOT, write_jsonl
 from helpers import codeexec as cli
 
@@ -356,7 +357,8 @@ def test_bigcodebench_s_results_files(tmp_path: Path, env: dict[str, str]) -> No
     page = (tmp_path / "report.html").read_text()
     assert "Tests that fail most" in page and "<code>TestCases.test_negative</code>" in page
     report = json.loads(done.stdout)
-    assert "sandbox posture relaxed" in report["suite_limits"] and "workers' own Python" in report["suite_limits"]
+    limits = report["limits"]["test files"]
+    assert "sandbox posture relaxed" in limits and "workers' own Python" in limits
 
 
 def test_a_problem_set_s_environment_must_be_built_on_the_embedded_default(tmp_path: Path) -> None:

@@ -26,17 +26,8 @@ from codeexec.producer.local.backend import backend
 from codeexec.producer.local.lifetime import Stopped, stop_on_sigterm
 from codeexec.producer.local.valkey import EmbeddedServer
 from codeexec.producer.local.workers import WORKER_FLAGS, queues
-from codeexec.producer.results.bigcodebench_results import (
-    ground_truth,
-    ground_truth_line,
-    truth_name,
-    truth_run,
-    write_bcb_results,
-)
-from codeexec.producer.results.evalplus_results import write_eval_results
-from codeexec.producer.results.lcb_results import write_lcb_results
+from codeexec.producer.results.files import RESULTS_FILES, fit
 from codeexec.producer.results.persample import write_per_sample
-from codeexec.producer.results.program_results import write_multiple_results, write_mxeval_results
 from codeexec.producer.run import Run, server_id
 from codeexec.producer.service import command as serve
 from codeexec.producer.submission import Submission, prepare, version
@@ -70,33 +61,8 @@ def build_parser() -> argparse.ArgumentParser:
     output.add_argument("--per-sample", type=Path, metavar="OUT.jsonl", help="write one JSON line per sample")
     output.add_argument("--per-task", action="store_true", help="also show n, c and pass@k for each task")
     output.add_argument("--html", type=Path, metavar="OUT.html", help="also write the run's report as one HTML page")
-    output.add_argument(
-        "--evalplus-results",
-        type=Path,
-        metavar="OUT.json",
-        help="HumanEval+, MBPP+: also write EvalPlus's eval_results.json for the run",
-    )
-    output.add_argument(
-        "--lcb-results", type=Path, metavar="OUT.json", help="also write LiveCodeBench's *_eval_all.json for the run"
-    )
-    output.add_argument(
-        "--multiple-results",
-        type=Path,
-        metavar="DIR",
-        help="programs in other languages: also write MultiPL-E's <name>.results.json of each problem into DIR",
-    )
-    output.add_argument(
-        "--mxeval-results",
-        type=Path,
-        metavar="OUT.jsonl",
-        help="programs in other languages: also write mxeval's _results.jsonl for the run",
-    )
-    output.add_argument(
-        "--bigcodebench-results",
-        type=Path,
-        metavar="OUT.json",
-        help="also write BigCodeBench's _eval_results.json (OUT.json) and _pass_at_k.json (beside it) for the run",
-    )
+    for results_file in RESULTS_FILES.values():
+        output.add_argument(results_file.flag, type=Path, metavar=results_file.metavar, help=results_file.help)
 
     workers = argparse.ArgumentParser(add_help=False)
     workers.add_argument("--workers", type=int, help="local worker processes (default: cores without --redis-url)")
@@ -189,6 +155,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
     submission = _prepare(args)
     settings = get_settings()
     meta = submission.meta
+    fit(meta, _results_files(args))  # before it is judged
     with backend(settings, args.workers, run_jobs=True) as client:
         from codeexec.producer.entry.display import stderr, wait_for
 
@@ -239,13 +206,19 @@ def cmd_workers(args: argparse.Namespace) -> int:
 def cmd_report(args: argparse.Namespace) -> int:
     with backend(get_settings()) as client:
         run = Run.fetch(client, args.run)
+        fit(run.meta, _results_files(args))
         return _report(run, args.k or run.meta.options.k, args, args.samples)
+
+
+def _results_files(args: argparse.Namespace) -> list[str]:
+    """The flags of the reference's results files `args` asks for."""
+    return [flag for flag, results_file in RESULTS_FILES.items() if getattr(args, results_file.dest)]
 
 
 def _report(run: Run, ks: list[int], args: argparse.Namespace, moved: Path | None) -> int:
     """Print the run's report and write the files asked for; `moved`: where its samples file is now, if
     not where it was submitted from (the run records that path: for eval, the one it just wrote)."""
-    from codeexec.producer.entry.display import print_report, stderr, wait_for
+    from codeexec.producer.entry.display import print_report, stderr
 
     report = run.report(ks)
     if args.per_sample:
@@ -254,26 +227,10 @@ def _report(run: Run, ks: list[int], args: argparse.Namespace, moved: Path | Non
     if args.html:
         run.html(args.html, ks)
         stderr.print(f"wrote the HTML report to {args.html}")
-    if args.evalplus_results:
-        count = write_eval_results(run, args.evalplus_results, moved)
-        stderr.print(f"wrote EvalPlus's results of {count} samples to {args.evalplus_results}")
-    if args.lcb_results:
-        count = write_lcb_results(run, args.lcb_results, moved)
-        stderr.print(f"wrote LiveCodeBench's results of {count} samples to {args.lcb_results}")
-    if args.multiple_results:
-        count = write_multiple_results(run, args.multiple_results, moved)
-        stderr.print(f"wrote MultiPL-E's results of {count} samples to {args.multiple_results}")
-    if args.mxeval_results:
-        count = write_mxeval_results(run, args.mxeval_results, moved)
-        stderr.print(f"wrote mxeval's results of {count} samples to {args.mxeval_results}")
-    if args.bigcodebench_results:  # with the ground truth: made and waited for by eval, else as far as it is
-        truth = truth_run(run, make=args.command == "eval")
-        if truth is not None and args.command == "eval":
-            wait_for(truth, show=False)
-        verdicts = ground_truth(run, truth)
-        count, beside = write_bcb_results(run, args.bigcodebench_results, moved, verdicts)
-        stderr.print(f"wrote BigCodeBench's results of {count} samples to {args.bigcodebench_results} and {beside}")
-        stderr.print(ground_truth_line(truth_name(run), verdicts), soft_wrap=True)
+    for flag in _results_files(args):
+        results_file = RESULTS_FILES[flag]
+        for line in results_file.write(run, getattr(args, results_file.dest), moved, args.command == "eval"):
+            stderr.print(line, soft_wrap=True)
     if args.json:
         document = report.model_dump(exclude={"tasks"})
         document["tasks"] = {task_id: task.model_dump() for task_id, task in report.tasks.items()}

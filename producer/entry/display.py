@@ -103,16 +103,8 @@ def print_report(report: RunReport, per_task: bool) -> None:
     for outcome, count in report.outcomes.items():
         if count:
             table.add_row(f"  {outcome}", str(count))
-    if report.case_limits is not None:
-        table.add_row("tests", report.case_limits)
-    if report.suite_limits is not None:
-        table.add_row("test files", report.suite_limits)
-    if report.evalplus_limits is not None:
-        least, factor = report.evalplus_limits
-        table.add_row("time limit", f"per call max({least:g} s, {factor:g} x the canonical solution's)")
-    elif report.assertion_tests:  # named for what it limits where another row gives the others' limits
-        others = report.case_limits is not None or report.suite_limits is not None
-        table.add_row("time limit" + (", assertions" if others else ""), f"{report.timeout_s:g} s a sample")
+    for tests, limits in report.limits.items():  # named for what they limit where the run has several kinds
+        table.add_row("time limit" + (f", {tests}" if len(report.limits) > 1 else ""), limits)
     tests = sum(report.judged.values())
     if tests:
         share = report.judged.get("host-compared", 0) / tests

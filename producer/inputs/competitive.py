@@ -1,6 +1,6 @@
 """Competitive-programming problem files: LiveCodeBench's code-generation rows, APPS and TACO,
 CodeContests, DeepCoder's (rllm) files, LeetCodeDataset, MapCoder's APPS selection, and codeexec's own
-``cases`` shape; each made a Problem with CaseTests (protocol/models.py), validated whole.
+``cases`` shape; each made a Problem with StdinTests or CallTests (protocol/kinds.py), validated whole.
 
 shape_of() tells them apart by their fields; problem() builds one. A record that is malformed raises
 ValueError (or pydantic's ValidationError) saying what is wrong; producer/inputs/problems.py adds the file and
@@ -22,7 +22,8 @@ from typing import Any
 from codeexec.producer.inputs.humaneval import split_check
 from codeexec.producer.inputs.leetcode import RLLM_PRELOAD, RLLM_SETUP
 from codeexec.producer.inputs.programs import program_language
-from codeexec.protocol.models import AssertionTests, CaseTests, Problem
+from codeexec.protocol.kinds import AssertionTests, CallTests, StdinTests
+from codeexec.protocol.models import Problem
 
 #: What a decoded LiveCodeBench test blob may expand to: its largest private tests are tens of MB.
 _MAX_BLOB_BYTES = 1 << 30
@@ -95,8 +96,7 @@ def _lcb(record: dict[str, Any], _: int) -> Problem:
         name = metadata.get("func_name")
         if not isinstance(name, str) or not name:
             raise ValueError("metadata: a functional problem needs func_name")
-        cases = CaseTests(
-            kind="call",
+        cases = CallTests(
             inputs=[_json_lines(text, f"test {number}: input") for number, text in enumerate(inputs, start=1)],
             outputs=[_json(text, f"test {number}: output") for number, text in enumerate(outputs, start=1)],
             entry_point=name,
@@ -104,7 +104,7 @@ def _lcb(record: dict[str, Any], _: int) -> Problem:
         )
     else:
         language = program_language(record.get("language"))
-        cases = CaseTests(kind="stdin", language=language, inputs=inputs, outputs=outputs, extraction="lcb")
+        cases = StdinTests(language=language, inputs=inputs, outputs=outputs, extraction="lcb")
     return Problem(task_id=str(record["question_id"]), tests=cases)
 
 
@@ -174,10 +174,9 @@ def _apps(record: dict[str, Any], position: int) -> Problem:
         wrong = next((n for n, given in enumerate(inputs, start=1) if not isinstance(given, list)), None)
         if wrong is not None:
             raise ValueError(f"input_output: input {wrong}: a call's arguments must be a list")
-        cases = CaseTests(kind="call", inputs=inputs, outputs=outputs, entry_point=str(name), extraction="last_python")
+        cases = CallTests(inputs=inputs, outputs=outputs, entry_point=str(name), extraction="last_python")
     else:
-        cases = CaseTests(
-            kind="stdin",
+        cases = StdinTests(
             inputs=_texts(spec["inputs"], "input"),
             outputs=_texts(spec["outputs"], "output"),
             extraction="last_python",
@@ -204,8 +203,7 @@ def _codecontests(record: dict[str, Any], position: int) -> Problem:
         inputs += _texts(tests["input"], f"{field} input")
         outputs += _texts(tests["output"], f"{field} output")
     memory = record.get("memory_limit_bytes")
-    cases = CaseTests(
-        kind="stdin",
+    cases = StdinTests(
         inputs=inputs,
         outputs=outputs,
         time_limit_s=_seconds(record.get("time_limit")),
@@ -251,8 +249,7 @@ def _deepcoder(record: dict[str, Any], position: int) -> Problem:
         raise ValueError("tests: expected {inputs, outputs}, [{input, output}, ...] or {functional}")
     if not isinstance(given, list) or not isinstance(wanted, list):
         raise ValueError("tests: expected lists of inputs and outputs")
-    cases = CaseTests(
-        kind="stdin",
+    cases = StdinTests(
         inputs=_texts(given, "tests: input"),
         outputs=_texts(wanted, "tests: output"),
         extraction="last_python",
@@ -311,7 +308,7 @@ def _leetcodedataset(record: dict[str, Any], position: int) -> Problem:
         )
     if not inputs:
         raise ValueError("input_output: no pair has an output (each is an error or a timeout)")
-    cases = CaseTests(kind="call", inputs=inputs, outputs=outputs, entry_point=name, extraction="last_python")
+    cases = CallTests(inputs=inputs, outputs=outputs, entry_point=name, extraction="last_python")
     return Problem(task_id=task_id, tests=cases, setup=setup)
 
 
@@ -391,7 +388,7 @@ def _mapcoder(record: dict[str, Any], position: int) -> Problem:
             raise ValueError(f"test_list: test {number}: expected {{input: text, output: [value, ...]}}")
         inputs.append(given)
         outputs.append(wanted[0] if isinstance(wanted[0], str) else str(wanted[0]))
-    cases = CaseTests(kind="stdin", inputs=inputs, outputs=outputs, extraction="last_python")
+    cases = StdinTests(inputs=inputs, outputs=outputs, extraction="last_python")
     return Problem(task_id=_task_id(record, ("id", "task_id", "name"), position), tests=cases)
 
 

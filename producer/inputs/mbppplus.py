@@ -12,12 +12,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from codeexec.protocol.models import Oracle
+from codeexec.protocol.kinds import Oracle
 from codeexec.worker.candidate.values import encode
 
 Arguments = list[Any]
 
-#: The entry points EvalPlus judges by another rule than == (worker/judging/oracles.py says each).
+#: The entry points EvalPlus judges by another rule than == (worker/judging/helpers/oracles.py says each).
 ORACLES: dict[str, Oracle] = {
     "similar_elements": "set",  # Mbpp/2
     "find_char_long": "set",  # Mbpp/7
@@ -49,7 +49,7 @@ def oracle(entry_point: str) -> Oracle:
 
 def typed_inputs(task_id: str, inputs: list[Arguments]) -> list[Arguments]:
     """The task's argument lists as EvalPlus calls the entry point with them (tuples where the file has
-    lists, sets, complex numbers), each argument encode()d for IOTests(typed=True). Raises ValueError
+    lists, sets, complex numbers), each argument encode()d for EvalPlusTests(typed=True). Raises ValueError
     (or TypeError) where an input does not have the form EvalPlus reads for the task."""
     retype = _FORMS.get(task_number(task_id), list)
     return [[encode(argument) for argument in retype(arguments)] for arguments in inputs]

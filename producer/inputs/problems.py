@@ -17,7 +17,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from codeexec.producer.inputs import competitive, completions, mbppplus, programs, testfiles
 from codeexec.producer.inputs.files import InputError, open_text_lines, read_jsonl, write_whole
 from codeexec.producer.inputs.humaneval import split_check
-from codeexec.protocol.models import AssertionTests, IOTests, Oracle, Problem
+from codeexec.protocol.kinds import AssertionTests, EvalPlusTests, Oracle
+from codeexec.protocol.models import Problem
 from codeexec.protocol.run import MBPP_SPLITS
 
 HUMANEVAL = "humaneval"
@@ -242,7 +243,7 @@ def _evalplus_problem(record: _EvalPlusRecord) -> Problem:
         task_id=record.task_id,
         prompt=record.prompt,
         entry_point=record.entry_point,
-        tests=IOTests(
+        tests=EvalPlusTests(
             entry_point=record.entry_point,
             solution=record.prompt + record.canonical_solution,
             base=base,

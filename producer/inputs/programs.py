@@ -1,6 +1,6 @@
 """Problems in other languages than Python, in the shapes their benchmarks publish (SHAPES): each is a
 ProgramTests problem (protocol/models.py), judged as its benchmark's harness judges it
-(worker/judging/programs.py, worker/languages/).
+(worker/judging/kinds/program.py, worker/languages/).
 
 - MultiPL-E's rows (name, language, prompt, tests, stop_tokens; the Hugging Face nuprl/MultiPL-E rows, and
   the same in its completions files): a completion's program is prompt + completion + "\\n" + tests, the
@@ -21,7 +21,8 @@ from typing import Any
 
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field
 
-from codeexec.protocol.models import AssertionTests, Problem, ProgramTests
+from codeexec.protocol.kinds import AssertionTests, ProgramTests
+from codeexec.protocol.models import Problem
 from codeexec.protocol.settings import get_settings
 from codeexec.worker.languages import LANGUAGES, language_of, name_of
 

@@ -12,7 +12,7 @@ from typing import Any
 from codeexec.producer.inputs import completions
 from codeexec.producer.inputs.files import InputError, read_jsonl
 from codeexec.producer.inputs.programs import PYTHON, program_language
-from codeexec.protocol.models import CaseTests, Problem, ProgramTests, Sample, SampleKind
+from codeexec.protocol.models import Problem, Sample, SampleKind
 from codeexec.worker.languages import name_of
 
 #: The field holding the sample's code, by format: human-eval, EvalPlus, raw model output.
@@ -56,7 +56,7 @@ def read_samples(
 
     A sample whose task_id is not among the problems is an error listing all such lines, unless
     skip_unknown, which leaves them out and counts them. The field a sample's text is in says how
-    it runs (worker/judging/program.py); `treat_as` overrides that for every sample.
+    it runs (worker/judging/sample_program.py); `treat_as` overrides that for every sample.
     """
     digest = hashlib.sha256()
     lines: list[SampleLine] = []
@@ -121,9 +121,9 @@ def sample_language(given: object, problem: Problem) -> str | None:
     where it says one they cannot take (a program is never judged in a language it is not written in), or
     one codeexec does not run."""
     tests = problem.tests
-    if given is not None and isinstance(tests, CaseTests) and tests.kind == "stdin":
+    if given is not None and tests.any_language:
         named = program_language(given)
-        return None if named == tests.language else named
+        return None if named == tests.program_language() else named
     wrong = wrong_language(given, problem)
     if wrong:
         raise ValueError(wrong)
@@ -136,7 +136,7 @@ def wrong_language(given: object, problem: Problem) -> str | None:
     if not isinstance(given, str):
         return None
     theirs = "python" if given.strip().lower() in PYTHON else name_of(given)
-    ours = problem.tests.language if isinstance(problem.tests, (ProgramTests, CaseTests)) else "python"
+    ours = problem.tests.program_language()
     if theirs == ours:
         return None
     return f"the sample is in {given!r}, and {problem.task_id}'s tests are {ours}'s: never judged in another language"

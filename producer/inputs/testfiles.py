@@ -18,7 +18,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from codeexec.protocol.models import Problem, SuiteTests
+from codeexec.protocol.kinds import SuiteTests
+from codeexec.protocol.models import Problem
 
 SHAPES = (
     "BigCodeBench's (task_id, complete_prompt, code_prompt, test, entry_point), ClassEval's (task_id, test, "
@@ -26,7 +27,7 @@ SHAPES = (
 )
 
 #: BigCodeBench 0.2.5's memory limits (bigcodebench/evaluate.py, eval/utils.py), in bytes; its time limit,
-#: 240 s, is its harness's (worker/judging/suites.py).
+#: 240 s, is its harness's (worker/judging/kinds/suite.py).
 BIGCODEBENCH_LIMITS = {"memory_bytes": 30 << 30, "data_bytes": 30 << 30, "stack_bytes": 10 << 20}
 
 

@@ -60,16 +60,7 @@ def task_anchor(task_id: str) -> str:
 
 def _time_limits(report: RunReport) -> str:
     """The run's time limits, each with what it limits."""
-    limits = []
-    if report.evalplus_limits is not None:
-        least, factor = report.evalplus_limits
-        limits.append(f"per call max({least:g} s, {factor:g} x the canonical solution's)")
-    elif report.assertion_tests:
-        limits.append(f"assertions: {report.timeout_s:g} s a sample (time it could run)")
-    if report.case_limits is not None:
-        limits.append(f"competitive-programming tests: {escape(report.case_limits)}")
-    if report.suite_limits is not None:
-        limits.append(f"test files: {escape(report.suite_limits)}")
+    limits = [f"{escape(tests)}: {escape(limits)}" for tests, limits in report.limits.items()]
     return "<br>".join(limits) or "—"
 
 

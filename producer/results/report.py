@@ -16,9 +16,7 @@ from codeexec.producer.results.passk import pass_at_k
 from codeexec.protocol import keys
 from codeexec.protocol.result import Outcome
 from codeexec.protocol.run import RunMeta
-from codeexec.protocol.settings import MAX_SUITE_TIMEOUT_S, MAX_TIMEOUT_S
-from codeexec.worker.judging import assertions, cases, suites
-from codeexec.worker.judging.context import time_limit
+from codeexec.worker.judging.kinds import KINDS
 
 
 class TaskReport(BaseModel):
@@ -47,22 +45,10 @@ class RunReport(BaseModel):
     n_samples: int = Field(description="Samples submitted.")
     n_done: int = Field(description="Samples with a recorded result.")
     outcomes: dict[str, int]
-    timeout_s: float = Field(
-        description="An assertions sample's time limit in the run, where its problem gives none (time it could run)."
-    )
-    assertion_tests: bool = Field(True, description="Some problems' tests are assertions, which timeout_s limits.")
-    evalplus_limits: tuple[float, float] | None = Field(
-        None, description="HumanEval+: a call's limit, max(the first, the second x the canonical solution's time)."
-    )
-    case_limits: str | None = Field(
-        None,
-        description="Competitive-programming problems: each test's limit, the judging mode, and whether the "
-        "tests stop at the first failure.",
-    )
-    suite_limits: str | None = Field(
-        None,
-        description="Test files: a sample's time limit, the environment its candidates ran in, and the sandbox's "
-        "posture.",
+    limits: dict[str, str] = Field(
+        default_factory=dict,
+        description="The time limits of each kind of test the run's problems have, as that kind says them "
+        "(worker/judging/kinds/): what its tests are called -> its limits (and how it judges, where it says).",
     )
     hash_seed: int
     isolation: str = Field(description="How the candidates' processes started: fork or fresh.")
@@ -108,7 +94,8 @@ def build_report(meta: RunMeta, counts: Counts, ks: Sequence[int], intervals: bo
     """The report of the run `meta` is of, from its counts; `intervals`: with pass@k's bootstrap interval
     (~0.2 s per k for 1,000 tasks, where the rest takes milliseconds)."""
     run, options = meta.run, meta.options
-    base = meta.has("evalplus")
+    kinds = [KINDS[name] for name in (meta.kinds if meta.kinds is not None else ["assertions"]) if name in KINDS]
+    base = any(kind.base_check for kind in kinds)
     stats, worker_notes = counts.stats, counts.notes
 
     tasks: dict[str, TaskReport] = {}
@@ -170,11 +157,7 @@ def build_report(meta: RunMeta, counts: Counts, ks: Sequence[int], intervals: bo
         n_samples=meta.n_samples,
         n_done=done,
         outcomes=outcomes,
-        timeout_s=time_limit(None, options.timeout_s, assertions.DEFAULT_TIME_LIMIT_S, MAX_TIMEOUT_S),
-        assertion_tests=meta.has("assertions"),
-        evalplus_limits=(options.min_time_limit_s, options.gt_time_limit_factor) if base else None,
-        case_limits=_case_limits(meta) if meta.has("stdin") or meta.has("call") else None,
-        suite_limits=_suite_limits(meta) if meta.has("suite") else None,
+        limits={kind.title: kind.limits(meta) for kind in kinds},
         hash_seed=options.hash_seed,
         isolation=options.isolation,
         protections=protections,
@@ -197,25 +180,3 @@ def _natural(task_id: str) -> tuple[str, int, str]:
     """HumanEval/2 before HumanEval/10."""
     head, _, tail = task_id.rpartition("/")
     return (head, int(tail), "") if tail.isdigit() else (task_id, -1, task_id)
-
-
-def _suite_limits(meta: RunMeta) -> str:
-    default = f"{suites.DEFAULT_TIME_LIMIT_S:g} s, BigCodeBench's {suites.BIGCODEBENCH_TIME_LIMIT_S:g} s"
-    timeout = meta.options.timeout_s
-    limit = f"{time_limit(None, timeout, 0, MAX_SUITE_TIMEOUT_S):g} s" if timeout else default
-    environment = meta.options.environment
-    where = f"environment {environment}" if environment else "the workers' own Python"
-    posture = "relaxed (programs run, loopback up, no import denylist)" if meta.relaxed else "strict"
-    return f"a sample {limit} (or the problem's own); {where}; sandbox posture {posture}"
-
-
-def _case_limits(meta: RunMeta) -> str:
-    options = meta.options
-    mode = (
-        f"judged in mode {options.judge_mode}"
-        if options.judge_mode
-        else "judged in each problem's mode (lcb unless said)"
-    )
-    stop = "every test run" if options.all_tests else "to the first failing test"
-    limit = time_limit(None, options.timeout_s, cases.DEFAULT_TIME_LIMIT_S)
-    return f"per test {limit:g} s (or the problem's own), {mode}, {stop}"

@@ -31,7 +31,8 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from codeexec.producer.service import batch
 from codeexec.producer.service.dispatch import Dispatch, Overloaded
-from codeexec.protocol.models import Problem, Sample, SampleKind, Script
+from codeexec.protocol.kinds import Script
+from codeexec.protocol.models import Problem, Sample, SampleKind
 from codeexec.protocol.result import ScriptEnd, StoredResult
 from codeexec.protocol.settings import Settings
 from codeexec.worker.languages import RUN_CODE

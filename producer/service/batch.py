@@ -30,7 +30,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from codeexec.producer.inputs.programs import PYTHON
 from codeexec.producer.service.dispatch import Dispatch, Overloaded
 from codeexec.protocol import keys
-from codeexec.protocol.models import CaseTests, JudgeMode, Problem, Sample, SampleKind
+from codeexec.protocol.kinds import CallTests, JudgeMode, StdinTests
+from codeexec.protocol.models import Problem, Sample, SampleKind
 from codeexec.protocol.result import Outcome, StoredResult
 from codeexec.worker.languages import LANGUAGES, name_of
 
@@ -125,24 +126,22 @@ class BatchRecord(BaseModel):
     )
 
 
-def case_tests(tests: TestSet, request: BatchRequest, language: str = "python") -> CaseTests:
-    """The competitive-programming judge's tests of a set, for programs in `language`; ValueError says
-    what is wrong with it."""
-    inputs = tests.inputs
-    if tests.fn_name is not None:
-        inputs = [_arguments(given) for given in inputs]
+def case_tests(tests: TestSet, request: BatchRequest, language: str = "python") -> StdinTests | CallTests:
+    """The competitive-programming judge's tests of a set, for programs in `language`: call-based where the
+    set names a function (fn_name), else stdin tests; ValueError says what is wrong with it."""
     memory = tests.memory_limit_MB or request.memory_limit_MB
-    return CaseTests(
-        kind="stdin" if tests.fn_name is None else "call",
-        language=language,
-        inputs=inputs,
-        outputs=tests.outputs,
-        entry_point=tests.fn_name,
-        mode=request.mode,
-        time_limit_s=tests.time_limit_s or request.time_limit_s,
-        memory_bytes=memory << 20 if memory else None,
-        all_tests=request.score != "binary",
-        extraction=_EXTRACTION.get(request.extract, "first"),  # type: ignore[arg-type]
+    shared = {
+        "outputs": tests.outputs,
+        "mode": request.mode,
+        "time_limit_s": tests.time_limit_s or request.time_limit_s,
+        "memory_bytes": memory << 20 if memory else None,
+        "all_tests": request.score != "binary",
+        "extraction": _EXTRACTION.get(request.extract, "first"),
+    }
+    if tests.fn_name is None:
+        return StdinTests(language=language, inputs=tests.inputs, **shared)
+    return CallTests(
+        language=language, entry_point=tests.fn_name, inputs=[_arguments(given) for given in tests.inputs], **shared
     )
 
 

@@ -268,7 +268,7 @@ def run(candidate: str, assertions: list, ask) -> tuple[str, str, str | None, li
 
 # ---- HumanEval+ (EvalPlus) and call-based tests: inputs in, outputs out ---------------------------------
 #
-# With `io` (worker/judging/evalplus.py and calls.py build it) main() runs no assertions. As EvalPlus 0.3.1
+# With `io` (worker/judging/kinds/evalplus.py and calls.py build it) main() runs no assertions. As EvalPlus 0.3.1
 # and LiveCodeBench do, it runs the program (after the prelude), takes its entry point (a method of a new
 # Solution() with `instance`), and calls it on each input of each check in turn, with print() going
 # nowhere (EvalPlus's swallow_io). The verdict is not made here: what each call returned goes to the host
@@ -284,7 +284,7 @@ def run(candidate: str, assertions: list, ask) -> tuple[str, str, str | None, li
 #             first check's (EvalPlus runs it in each check's process, within that check's timeout);
 #   expected  the digest of each expected output, or None (the canonical solution's run);
 #   tolerant  indexes of inputs whose output may pass without being equal (a float tolerance, or an
-#             oracle of EvalPlus's that compares something else: worker/judging/oracles.py).
+#             oracle of EvalPlus's that compares something else: worker/judging/helpers/oracles.py).
 # An output goes as its encode()d value, or as the digest of its canonical() bytes when those are
 # longer than P. Like EvalPlus, a check stops at its first input that surely failed: it raised, it
 # ran over its limit, or its digest is not the expected one (what cannot be sent has none) where no

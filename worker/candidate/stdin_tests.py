@@ -1,6 +1,6 @@
 """stdin/stdout tests: the program as a script on each test's input, in a process of its own per test.
 Loaded by path in the candidate's interpreter (worker/candidate/__init__.py); child.py's main() calls
-run_tests() with `stdio` (worker/judging/stdio.py builds it), in the candidate's own process.
+run_tests() with `stdio` (worker/judging/kinds/stdin.py builds it), in the candidate's own process.
 
 That process runs no line of the program itself: it is the tests' *runner*. It runs the mode's prelude and
 compiles the program once, then for each test forks a process that runs the compiled program as Python runs
@@ -28,7 +28,7 @@ compiled, the prelude's modules and namespace made once), ~3 ms against ~10 ms, 
 limit: seconds a test may be charged; caps: what each may print; budget: seconds all of them may be charged
 together; ceiling: the wall-clock time a test may take, as a multiple of its limit.
 
-steps (programs in other languages: worker/judging/programs.py, run_steps()): no Python runs in the tests'
+steps (programs in other languages: worker/judging/kinds/program.py, run_steps()): no Python runs in the tests'
 processes. Each step is a command the test's process executes once confined, in the working directory
 holding the program's file: a compiler, then what it made, or an interpreter on the file. A step's
 outcome is its exit status; the host answers whether to run the next (not after a failed compile).
@@ -40,7 +40,7 @@ argv[0] is the command's absolute path; env is added to the runner's environment
 directory's absolute path); data_bytes, the step's RLIMIT_DATA (RLIMIT_AS breaks the JVM, Node and Go, which
 reserve address space up front); stdin, its standard input; limit, cap and ceiling as for stdio.
 
-script (the HTTP service's /run_code: worker/judging/script.py): the program is a file the host wrote in
+script (the HTTP service's /run_code: worker/judging/kinds/script.py): the program is a file the host wrote in
 the working directory with the request's files; its one test runs it as `python FILE` (or `pytest FILE`)
 would, to the letter a client can see: sys.argv, __file__, the file's directory first on sys.path, a
 traceback (a syntax error's too) on stderr and status 1, SystemExit's status. Its stderr is sent to the

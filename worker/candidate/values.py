@@ -1,5 +1,5 @@
 """Values a candidate's process sends the host, which compares them (worker/process/split.py,
-worker/judging/evalplus.py).
+worker/judging/kinds/evalplus.py).
 
 The candidate's process loads this module by path, beside child.py (worker/candidate/__init__.py): built-in
 modules only, and extension modules (_blake2, array) only when a value needs them. The host imports it as
@@ -153,7 +153,7 @@ def as_strings(items: list[object]) -> bytes | None:
 
 
 def encode(value: object, depth: int = 0) -> object:
-    """The output as JSON the host turns back into the same builtin objects (worker/judging/evalplus.py,
+    """The output as JSON the host turns back into the same builtin objects (worker/judging/kinds/evalplus.py,
     decode()): null, true, false, a string, a small int, or [tag, ...] for the rest."""
     if depth > 200:
         raise ValueError("nested too deeply")
@@ -190,7 +190,7 @@ def encode(value: object, depth: int = 0) -> object:
 def output_entry(value: object, plain: int, view: str | None = None) -> tuple[list[object], str]:
     """[kind, payload] for what a call returned (the "check" record, child.py), and its digest.
 
-    `view`, for EvalPlus's special oracles (worker/judging/oracles.py): "present" sends whether the
+    `view`, for EvalPlus's special oracles (worker/judging/helpers/oracles.py): "present" sends whether the
     value is not None (the truth of its not-None tasks, whose outputs are re.Match objects); "items"
     sends the set of an output's items where the output itself cannot be sent (a generator, a map),
     since the oracle compares set(output) and nothing else of it."""

@@ -1,4 +1,4 @@
-"""What a judge (worker/judging/kinds.py) is given beside a program and its tests, and the one rule of a
+"""What a judge (worker/judging/kinds/__init__.py) is given beside a program and its tests, and the one rule of a
 test's time limit."""
 
 from __future__ import annotations

@@ -62,7 +62,7 @@ _ALIASES: dict[str, str] = {
 }
 #: Benchmarks whose harnesses run a language their own way (a module's DIALECTS).
 BENCHMARKS = ("multipl-e", "mxeval", "humaneval-x")
-#: SandboxFusion's names of the languages of its /run_code that codeexec runs (worker/judging/script.py):
+#: SandboxFusion's names of the languages of its /run_code that codeexec runs (worker/judging/kinds/script.py):
 #: each, codeexec's language and the dialect that runs a program as SandboxFusion's runner does ("": the
 #: module's own way, where it is SandboxFusion's: `ruby FILE`, `rustc FILE -o BIN`).
 RUN_CODE: dict[str, tuple[str, str]] = {

@@ -2,7 +2,7 @@
 the same program under another test. Keyed by the toolchain (each tool's path, size and change time), the
 compile's commands and variables, and the program's file and text: whatever differs compiles anew.
 
-The files kept are the compiler's (worker/judging/programs.py reads them back before the program has run,
+The files kept are the compiler's (worker/judging/kinds/program.py reads them back before the program has run,
 so nothing the program does can change what is kept), in `<data_dir>/compiled/`, shared by the worker's
 processes; each entry is written whole (a directory renamed into place) or not at all. Beyond MOST entries
 the oldest go. A process about to compile a program another of the host's is compiling waits for it

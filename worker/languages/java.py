@@ -20,7 +20,7 @@ from codeexec.worker.languages.language import Language, absolute
 JAVATUPLES = "/usr/share/java/javatuples.jar"
 #: Debian's junit5: JUnit's console launcher with JUnit Jupiter in one jar (SandboxFusion's junit's 1.8.2).
 JUNIT = "/usr/share/java/junit-platform-console-standalone.jar"
-#: A program's JVM sized from its memory limit ("{memory}": the step's RLIMIT_DATA, worker/judging/programs.py),
+#: A program's JVM sized from its memory limit ("{memory}": the step's RLIMIT_DATA, worker/judging/kinds/program.py),
 #: not from the machine's memory, which it reads otherwise: on a large machine its first heap alone is over
 #: the limit, and a program's garbage grows the heap past it before a collection (judges pass -Xmx for this).
 HEAP = ("-XX:MaxRAM={memory}", "-XX:MaxRAMPercentage=75")

@@ -3,7 +3,7 @@ toolchain is, and how a run's end reads as a verdict. Each language is one modul
 instance of Language (or of a subclass, where a language lays out or reads its programs its own way);
 worker/languages/__init__.py is their one table.
 
-A program runs as steps (worker/judging/programs.py): the compile steps, each under the compile's time
+A program runs as steps (worker/judging/kinds/program.py): the compile steps, each under the compile's time
 limit, then the run, under the test's; each step a command in a process of its own, in the sandbox's
 programs posture (worker/candidate/sandbox.py), in a working directory that holds the program's file.
 """
@@ -48,7 +48,7 @@ class Language:
     - `file`: the program's file name; `compile`: the compile steps, `run`: the run's command, each a list
       of words, where "{file}" is the file's name, "{stem}" the name without its suffix, and a word that
       is a tool's name, that tool's path ("{main}": `main`, the class a JVM runs; "{memory}": the step's
-      memory limit in bytes, worker/judging/programs.py); `env`: variables of every
+      memory limit in bytes, worker/judging/kinds/program.py); `env`: variables of every
       step ("{dir}": the working directory);
     - `reads`: directories beyond the system's its steps read and execute (headers, class libraries);
       `needs`: files or directories without which its programs cannot be judged (a library the tests

@@ -1,5 +1,5 @@
 """Files of a candidate's working directory: put there before it starts, read back after it has ended
-(a script's `files` and `fetch_files`: worker/judging/script.py), and files of its private SCRATCH, which
+(a script's `files` and `fetch_files`: worker/judging/kinds/script.py), and files of its private SCRATCH, which
 its runner copies into the working directory for the host to read.
 
 The host writes and reads them, outside the sandbox, so neither may leave the directory: a path is

@@ -17,8 +17,8 @@ from codeexec.protocol.result import Outcome, RunResult, StoredResult
 from codeexec.protocol.settings import get_settings, with_preload
 from codeexec.worker import environments
 from codeexec.worker.judging.context import Context
-from codeexec.worker.judging.kinds import judge_of
-from codeexec.worker.judging.program import program_for, unclosed_fence
+from codeexec.worker.judging.kinds import kind_of
+from codeexec.worker.judging.sample_program import program_for, unclosed_fence
 from codeexec.worker.process.protections import check_at_start, summary
 from codeexec.worker.process.zygote import LOST as ZYGOTE_LOST
 from codeexec.worker.queue import ticks
@@ -74,12 +74,12 @@ def evaluate_sample(db: WorkerStore, run: str, task_id: str, index: int) -> None
         return  # recorded already: this is a duplicate or redelivered job
     problem = problem.for_sample(sample.language)
     meta = db.meta(run)
-    judge = judge_of(problem.tests)
+    kind = kind_of(problem.tests)
     if attempt > get_settings().max_attempts:
         # Every earlier delivery ended with its worker process dead (a crash that killed the worker,
         # not just the candidate): do not try again and again, record it.
         result = _died_each_time(problem.total, "the worker evaluating this sample", attempt - 1)
-    elif meta.options.strict_verdicts and (unsplit := judge.in_process(problem.tests)):
+    elif meta.options.strict_verdicts and (unsplit := kind.in_process(problem.tests)):
         why = f"assertion {unsplit} is not one the host can compare, and the run has --strict-verdicts"
         result = RunResult.not_run(Outcome.ERROR, problem.total, why)
     elif (options := _options(db, run, problem)) is None:
@@ -88,13 +88,13 @@ def evaluate_sample(db: WorkerStore, run: str, task_id: str, index: int) -> None
         result = RunResult.not_run(Outcome.INFRA_ERROR, problem.total, why)
     else:
         context = Context(meta=meta, problem=problem, options=options, store=db)
-        once = partial(judge.judge, tests=problem.tests, context=context)
+        once = partial(kind.judge, tests=problem.tests, context=context)
         result = _run(problem.total, program_for(problem, sample), once)
         if result.wall_clock_only:
             db.note(run, "time limits counted wall-clock time on some workers: their kernel gives no CPU-wait figure")
     under = keys.protections_field(socket.gethostname(), summary(result.protections)) if result.protections else ""
     stored = StoredResult.from_run(result)
-    stored.host_compared = min(judge.host_compared(problem.tests), stored.total)
+    stored.host_compared = min(kind.host_compared(problem.tests), stored.total)
     ran_by = keys.worker_field(socket.gethostname(), os.getpid())
     channel = keys.done(run) if meta.notify else ""
     db.record(run, task_id, index, stored, protections=under, worker=ran_by, channel=channel)

@@ -16,7 +16,7 @@ from typing import Any
 
 from codeexec.protocol.result import Outcome, RunResult
 from codeexec.worker.candidate.values import PLAIN_BYTES, decode
-from codeexec.worker.judging.cases import Plan
+from codeexec.worker.judging.helpers.cases import Plan
 from codeexec.worker.process.runner import Harness, run_program
 
 ENTRY_POINT = "check"

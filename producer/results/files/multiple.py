@@ -1,6 +1,5 @@
-"""The references' own results files for a run of programs in other languages, so that their scripts (MultiPL-E's
-pass_k.py, mxeval's readers) read codeexec's results: MultiPL-E's `<name>.results.json` per problem, and
-mxeval's `<samples>_results.jsonl`."""
+"""MultiPL-E's own results files for a run of programs in other languages: a `<name>.results.json` per problem,
+as its evaluation writes them, so that its scripts (pass_k.py) read codeexec's results."""
 
 from __future__ import annotations
 
@@ -9,11 +8,12 @@ from pathlib import Path
 from typing import Any
 
 from codeexec.producer.inputs.files import InputError, write_whole
+from codeexec.producer.results.files import ResultsFile
 from codeexec.producer.results.persample import Recorded, recorded
-from codeexec.protocol.models import Problem, ProgramTests
+from codeexec.protocol.kinds import ProgramTests
+from codeexec.protocol.models import Problem
 from codeexec.protocol.result import Outcome, StoredResult
-from codeexec.protocol.run import RunMeta
-from codeexec.worker.judging.program import program_for
+from codeexec.worker.judging.sample_program import program_for
 from codeexec.worker.languages import LANGUAGES
 
 #: MultiPL-E's statuses (evaluation/src/eval_*.py) by codeexec's outcome; its pass@k counts OK alone.
@@ -22,23 +22,16 @@ STATUSES = {Outcome.PASS: "OK", Outcome.SYNTAX_ERROR: "SyntaxError", Outcome.TIM
 _KEPT = 2048
 
 
-def _programs_of(meta: RunMeta, option: str) -> None:
-    if not meta.has("program"):
-        raise InputError(f"run {meta.run!r} has no programs in other languages: {option} is for such runs")
-
-
 def status(stored: StoredResult) -> str:
     """MultiPL-E's status of a result: OK, SyntaxError, Timeout, or Exception (anything else that failed)."""
     return STATUSES.get(stored.exit_code, "Exception")
 
 
-def write_multiple_results(run: Recorded, out: Path, samples_path: Path | None = None) -> int:
+def write(run: Recorded, out: Path, samples_path: Path | None = None, make: bool = False) -> list[str]:
     """Write `out`/<task_id>.results.json for each problem as MultiPL-E's evaluation does (evaluation/src/main.py):
     the problem's fields (name, language, prompt, tests, stop_tokens) and its results in the samples' order,
     {program, stdout, stderr, exit_code, status} each (exit_code -1 where it ran out of time; stdout and
-    stderr cut to 2,048 characters; MultiPL-E's timestamp is left out). The number of samples written."""
-    meta = run.meta
-    _programs_of(meta, "--multiple-results")
+    stderr cut to 2,048 characters; MultiPL-E's timestamp is left out)."""
     problems, found = recorded(run, samples_path)
     documents: dict[str, dict[str, Any]] = {}
     for line, stored in found:
@@ -58,7 +51,8 @@ def write_multiple_results(run: Recorded, out: Path, samples_path: Path | None =
         if "/" in task_id or task_id in (".", ".."):
             raise InputError(f"task id {task_id!r} cannot name a file of {out}")
         write_whole(out / f"{task_id}.results.json", json.dumps(document, indent=2))
-    return sum(len(document["results"]) for document in documents.values())
+    written = sum(len(document["results"]) for document in documents.values())
+    return [f"wrote MultiPL-E's results of {written} samples to {out}"]
 
 
 def _problem_fields(problem: Problem) -> dict[str, Any]:
@@ -69,27 +63,10 @@ def _problem_fields(problem: Problem) -> dict[str, Any]:
             "stop_tokens": tests.stop_tokens, "results": []}  # fmt: skip
 
 
-def write_mxeval_results(run: Recorded, out: Path, samples_path: Path | None = None) -> int:
-    """Write `out` as mxeval's evaluate_functional_correctness writes `<samples>_results.jsonl`: each sample
-    {task_id, completion, language, result, passed, time_elapsed} in the samples' order (result: the
-    program's stderr, or the compiler's; time_elapsed in ms). The number of samples written."""
-    meta = run.meta
-    _programs_of(meta, "--mxeval-results")
-    problems, found = recorded(run, samples_path)
-    lines = []
-    for line, stored in found:
-        tests = problems[line.task_id].tests
-        language = tests.language if isinstance(tests, ProgramTests) else "python"
-        said = stored.script.stderr if stored.script else stored.detail
-        lines.append(
-            {
-                "task_id": line.task_id,
-                line.sample.kind.value: line.sample.text,
-                "language": language,
-                "result": said,
-                "passed": stored.exit_code is Outcome.PASS,
-                "time_elapsed": round(stored.duration_s * 1000, 3),
-            }
-        )
-    write_whole(out, "".join(json.dumps(entry) + "\n" for entry in lines))
-    return len(lines)
+FILE = ResultsFile(
+    "--multiple-results",
+    "DIR",
+    "programs in other languages: also write MultiPL-E's <name>.results.json of each problem into DIR",
+    frozenset({"program"}),
+    write,
+)

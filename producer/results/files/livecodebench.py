@@ -7,10 +7,11 @@ import json
 from pathlib import Path
 from typing import Any
 
-from codeexec.producer.inputs.files import InputError, write_whole
+from codeexec.producer.inputs.files import write_whole
+from codeexec.producer.results.files import ResultsFile
 from codeexec.producer.results.persample import Recorded, recorded
 from codeexec.protocol.result import Outcome, StoredResult
-from codeexec.worker.judging.program import program_for
+from codeexec.worker.judging.sample_program import program_for
 
 #: LiveCodeBench's error codes (lcb_runner/evaluation/testing_util.py) by the letter of the first failing
 #: test's verdict (Verdict.letter): a wrong answer -2, a time limit -3, anything else that went wrong -4.
@@ -18,14 +19,11 @@ _CODES = {"W": (-2, "Wrong Answer"), "T": (-3, "Time Limit Exceeded")}
 _RUNTIME = (-4, "Runtime Error")
 
 
-def write_lcb_results(run: Recorded, out: Path, samples_path: Path | None = None) -> int:
+def write(run: Recorded, out: Path, samples_path: Path | None = None, make: bool = False) -> list[str]:
     """Write `out` as LiveCodeBench's runner does: a list of one row per problem, sorted by question_id,
     each {question_id, code_list, output_list, graded_list, pass@1, metadata} (metadata: one JSON string per
-    sample, {"error_code", "error_message", ...} for a failure, {"execution time"} for a pass). Returns
-    the number of samples; samples without a result are left out."""
-    meta = run.meta
-    if not (meta.has("stdin") or meta.has("call")):
-        raise InputError(f"run {meta.run!r} has no competitive-programming tests: --lcb-results is for such runs")
+    sample, {"error_code", "error_message", ...} for a failure, {"execution time"} for a pass). Samples
+    without a result are left out."""
     problems, found = recorded(run, samples_path)
     rows: dict[str, dict[str, Any]] = {}
     for line, stored in found:
@@ -41,7 +39,7 @@ def write_lcb_results(run: Recorded, out: Path, samples_path: Path | None = None
         row["pass@1"] = row["graded_list"].count(True) / len(row["graded_list"])
     document = [rows[task_id] for task_id in sorted(rows)]
     write_whole(out, json.dumps(document, indent=4))
-    return sum(len(row["graded_list"]) for row in document)
+    return [f"wrote LiveCodeBench's results of {sum(len(row['graded_list']) for row in document)} samples to {out}"]
 
 
 def _metadata(stored: StoredResult) -> dict[str, Any]:
@@ -55,3 +53,12 @@ def _metadata(stored: StoredResult) -> dict[str, Any]:
         letter = "T"
     code, message = _CODES.get(letter, _RUNTIME)
     return {"error_code": code, "error_message": message, "detail": stored.detail}
+
+
+FILE = ResultsFile(
+    "--lcb-results",
+    "OUT.json",
+    "also write LiveCodeBench's *_eval_all.json for the run",
+    frozenset({"stdin", "call"}),
+    write,
+)

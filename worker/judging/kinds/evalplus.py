@@ -2,7 +2,7 @@
 
 A task of EvalPlus's shape has no assertions: it has inputs, in two checks, "base" (HumanEval's or
 MBPP's own tests) and "plus" (EvalPlus's), and a canonical solution whose outputs are the expected
-ones, compared by == or by the task's special oracle (worker/judging/oracles.py).
+ones, compared by == or by the task's special oracle (worker/judging/helpers/oracles.py).
 
 1. The truth: once per run and task, a worker runs the canonical solution on every input, in the
    runner like any candidate (worker/candidate/execute.py), and stores what each call returned and the
@@ -32,12 +32,15 @@ import math
 import os
 from typing import Any
 
-from codeexec.protocol.models import IOTests, Truth
+from codeexec.protocol.kinds import EvalPlusTests
+from codeexec.protocol.models import Truth
 from codeexec.protocol.result import Check, Outcome, RunResult
+from codeexec.protocol.run import RunMeta
 from codeexec.protocol.settings import runner_config
 from codeexec.worker.candidate.values import decode
-from codeexec.worker.judging import oracles
 from codeexec.worker.judging.context import Context, time_limit
+from codeexec.worker.judging.helpers import oracles
+from codeexec.worker.judging.kind import Kind
 from codeexec.worker.process.runner import Harness, run_program
 
 CHECKS = ("base", "plus")
@@ -49,7 +52,7 @@ TRUTH_FORMAT = 2  # of Truth and of what the child sends: a change makes every k
 _RTOL = 1e-07  # EvalPlus's np.allclose(..., rtol=1e-07)
 
 
-def inputs_of(tests: IOTests) -> dict[str, list[list[Any]]]:
+def inputs_of(tests: EvalPlusTests) -> dict[str, list[list[Any]]]:
     """Each check's argument lists, as the entry point is called with them (MBPP+'s typed ones decoded)."""
     written = {"base": tests.base, "plus": tests.plus}
     if not tests.typed:
@@ -57,7 +60,7 @@ def inputs_of(tests: IOTests) -> dict[str, list[list[Any]]]:
     return {name: [[decode(arg) for arg in args] for args in inputs] for name, inputs in written.items()}
 
 
-def judge(program: str, tests: IOTests, context: Context) -> RunResult:
+def judge(program: str, tests: EvalPlusTests, context: Context) -> RunResult:
     """A sample of a HumanEval+ or MBPP+ task: the task's truth first, computed here if no worker (of this
     run, or of an earlier one with the same tests) has yet."""
     run, task_id, store = context.meta.run, context.problem.task_id, context.store
@@ -76,15 +79,11 @@ def judge(program: str, tests: IOTests, context: Context) -> RunResult:
     )
 
 
-def host_compared(tests: IOTests) -> int:
+def host_compared(tests: EvalPlusTests) -> int:
     return tests.total  # every output
 
 
-def in_process(tests: object) -> None:
-    return None  # every output is the host's to compare
-
-
-def compute_truth(tests: IOTests, options: dict[str, object]) -> Truth | str:
+def compute_truth(tests: EvalPlusTests, options: dict[str, object]) -> Truth | str:
     """Run the canonical solution on every input; a Truth, or why it could not be had."""
     arguments = inputs_of(tests)  # decoded once
     wanted = [[name, marshal.dumps(inputs), None, None, None, []] for name, inputs in arguments.items()]
@@ -108,7 +107,7 @@ def compute_truth(tests: IOTests, options: dict[str, object]) -> Truth | str:
     )
 
 
-def truth_key(tests: IOTests, options: dict[str, object]) -> str:
+def truth_key(tests: EvalPlusTests, options: dict[str, object]) -> str:
     """What a truth depends on: the tests, the interpreter that runs them, and the hash seed (a canonical
     solution may return a set's items in a list); the field of keys.TRUTHS it is kept under."""
     config = runner_config(**options)
@@ -137,7 +136,7 @@ def budget(call_limits: list[float]) -> float:
 
 def run_sample(
     code: str,
-    tests: IOTests,
+    tests: EvalPlusTests,
     truth: Truth,
     min_time_limit_s: float,
     factor: float,
@@ -165,7 +164,7 @@ def run_sample(
 
 
 def verdicts(
-    tests: IOTests,
+    tests: EvalPlusTests,
     arguments: dict[str, list[list[Any]]],
     truth: Truth,
     atols: dict[str, list[float]],
@@ -229,7 +228,7 @@ def _failure(check: Check, index: int, count: int) -> str:
     return f" (input {index + 1} of {count}: {said.get(kind, 'wrong output')})"
 
 
-def status(tests: IOTests, flags: list[bool], check: Check) -> str:
+def status(tests: EvalPlusTests, flags: list[bool], check: Check) -> str:
     """EvalPlus's status of a check whose process reported (untrusted_check())."""
     if check.stopped == "budget":
         # EvalPlus stops at a check's first failure: had there been one, it would have reported "fail".
@@ -241,7 +240,7 @@ def status(tests: IOTests, flags: list[bool], check: Check) -> str:
     return FAIL if tests.oracle == "find_zero" else PASS
 
 
-def tolerances(tests: IOTests, expected: list[tuple[str, Any, str]]) -> list[float]:
+def tolerances(tests: EvalPlusTests, expected: list[tuple[str, Any, str]]) -> list[float]:
     """The tolerance each input is compared with: the task's atol, but 1e-6 from the first expected
     output that is a float, or a list or tuple of floats, on (EvalPlus sets its atol variable there
     and it stays for the rest of the check). An expected output kept as a digest is taken as not
@@ -255,7 +254,11 @@ def tolerances(tests: IOTests, expected: list[tuple[str, Any, str]]) -> list[flo
 
 
 def compare(
-    tests: IOTests, inputs: list[list[Any]], expected: list[tuple[str, Any, str]], atols: list[float], check: Check
+    tests: EvalPlusTests,
+    inputs: list[list[Any]],
+    expected: list[tuple[str, Any, str]],
+    atols: list[float],
+    check: Check,
 ) -> list[bool]:
     """Whether each input passed, as unsafe_execute() decides, within `atols` (tolerances()); inputs the
     check never got to fail."""
@@ -269,8 +272,8 @@ def compare(
 
 
 def _passes(
-    tests: IOTests, index: int, arguments: list[Any], expected: tuple[str, Any, str], atols: list[float], kind: str,
-    payload: Any,
+    tests: EvalPlusTests, index: int, arguments: list[Any], expected: tuple[str, Any, str], atols: list[float],
+    kind: str, payload: Any,
 ) -> bool:  # fmt: skip
     """unsafe_execute()'s verdict on input `index`, whose output was sent as [kind, payload]."""
     want_kind, want, want_digest = expected
@@ -316,3 +319,11 @@ def _allclose(out: Any, exp: Any, atol: float) -> bool:
     if math.isinf(out) or math.isinf(exp):
         return out == exp
     return abs(out - exp) <= atol + _RTOL * abs(exp)
+
+
+def describe_limits(meta: RunMeta) -> str:
+    options = meta.options
+    return f"per call max({options.min_time_limit_s:g} s, {options.gt_time_limit_factor:g} x the canonical solution's)"
+
+
+KIND = Kind(EvalPlusTests, judge, host_compared, "EvalPlus calls", describe_limits, base_check=True)

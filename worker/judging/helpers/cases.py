@@ -2,12 +2,12 @@
 problem's test cases, each test with a verdict of its own.
 
 A stdin test runs the program as a script on the test's input, in a process of its own
-(worker/judging/stdio.py); call-based tests load the program once and call its entry point on each
-input (worker/judging/calls.py). This module holds what the two share: the Plan of a sample's run and
+(worker/judging/kinds/stdin.py); call-based tests load the program once and call its entry point on each
+input (worker/judging/kinds/call.py). This module holds what the two share: the Plan of a sample's run and
 the Tally of its tests' verdicts. Either way the runner is the one every sample runs in (sandbox, caps,
 clean-up), its time is counted as codeexec counts time (what the test could have run), and the outputs
-are compared here, in the host, in the run's judging mode (worker/judging/outputs.py) or by the problem's
-own checker (worker/judging/checker.py).
+are compared here, in the host, in the run's judging mode (worker/judging/helpers/outputs.py) or by the problem's
+own checker (worker/judging/helpers/checker.py).
 
 The sample's verdict is its first failing test's: as LiveCodeBench does, the tests stop there, unless
 the run asks for all of them (its score is then tests passed / tests, APPS's test-case average and
@@ -19,12 +19,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from codeexec.protocol.models import CaseTests, JudgeMode
+from codeexec.protocol.kinds import CaseTests, JudgeMode
 from codeexec.protocol.result import Outcome, RunResult, Verdict
 from codeexec.protocol.run import RunMeta
 from codeexec.protocol.settings import with_preload
 from codeexec.worker.judging.context import time_limit
-from codeexec.worker.judging.outputs import PRELOADS, PRELUDES, excerpt
+from codeexec.worker.judging.helpers.outputs import PRELOADS, PRELUDES, excerpt
 
 #: A test's verdict, as the sample's outcome when it is the first failing one.
 _OUTCOMES = {
@@ -40,13 +40,23 @@ _OUTCOMES = {
 DEFAULT_TIME_LIMIT_S = 6.0
 
 
+#: What a report calls both kinds' tests.
+TITLE = "competitive-programming tests"
+
+
 def host_compared(tests: CaseTests) -> int:
     """Every output is the host's to compare (stdin and call-based tests alike)."""
     return tests.total
 
 
-def in_process(tests: CaseTests) -> None:
-    return None
+def describe_limits(meta: RunMeta) -> str:
+    """Both kinds' limits in a run, as a report says them."""
+    options = meta.options
+    each = "judged in each problem's mode (lcb unless said)"
+    mode = f"judged in mode {options.judge_mode}" if options.judge_mode else each
+    stop = "every test run" if options.all_tests else "to the first failing test"
+    limit = time_limit(None, options.timeout_s, DEFAULT_TIME_LIMIT_S)
+    return f"per test {limit:g} s (or the problem's own), {mode}, {stop}"
 
 
 @dataclass(frozen=True)

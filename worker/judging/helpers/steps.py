@@ -1,24 +1,19 @@
-"""Programs in other languages than Python (MultiPL-E's, HumanEval-X's and MBXP's rows): the program with its
-tests appended is written to its language's file, compiled if the language is, and run; it passes by
-exiting with status 0, as the references' harnesses judge it (worker/languages/ holds each language's
-commands; docs/languages.md says where codeexec and the references differ).
+"""A program in another language than Python, compiled and run as steps: the one way such a program is
+compiled and run, whoever runs it: a benchmark's program (worker/judging/kinds/program.py: run_in()), a
+/run_code script (worker/judging/kinds/script.py: run_in() with what it is Given), and a competitive
+program's stdin tests (worker/judging/kinds/stdin.py: prepare(), then a run of what the compile made per test).
 
 Each step (a compile, the run) is a command executed in a process of its own by the candidate's runner
 (worker/candidate/stdin_tests.py, run_steps()), confined by the sandbox's programs posture: the system's and
 the language's toolchain directories read and executed, the working directory written and executed, no
 network. A step's time is charged as a stdin test's (worker/process/timelimit.py): the compile's under a
-limit of its own, which counts against the verdict only when it is exceeded, and the run's the test's
-(the problem's own, else the run's, else the language's: MultiPL-E's 15 s), at most 60 s. Memory: each
-step's RLIMIT_DATA is the run's memory limit (RLIMIT_AS, which Python's candidates have, breaks runtimes
-that reserve address space up front: the JVM, Node, Go).
+limit of its own, which counts against the verdict only when it is exceeded, and the run's the test's.
+Memory: each step's RLIMIT_DATA is the run's memory limit (RLIMIT_AS, which Python's candidates have, breaks
+runtimes that reserve address space up front: the JVM, Node, Go).
 
 Outcomes: a compile that fails (or runs out of time) is syntax_error, with the compiler's message; a run
 that exits 0 passes; one whose output says an assertion failed (the language's failed_assertion) is
 assertion_fail; a run out of time is timeout; any other end is error, with the end of its stderr.
-
-prepare() is the one way a program in another language is compiled, whoever runs it: a benchmark's
-program here (run_in()), a /run_code script (worker/judging/script.py: run_in() with what it is Given),
-and a competitive program's stdin tests (worker/judging/stdio.py: a run of what the compile made per test).
 """
 
 from __future__ import annotations
@@ -27,44 +22,24 @@ import base64
 from collections.abc import Callable, Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING
 
-from codeexec.protocol.models import ProgramTests
 from codeexec.protocol.result import Outcome, RunResult, ScriptEnd
 from codeexec.protocol.settings import runner_config
-from codeexec.worker.languages import compiled, language_of
+from codeexec.worker.languages import compiled
 from codeexec.worker.languages.language import Language, Toolchain, Unavailable
 from codeexec.worker.languages.warm import compile_warm
 from codeexec.worker.process.runner import Harness, run_program
 from codeexec.worker.process.watch import TestEnded
 
-if TYPE_CHECKING:
-    from codeexec.worker.judging.context import Context
-
-#: The longest run a problem or a run may give a program (a compile's limit is its language's).
-MOST_S = 60.0
 #: What of a step's stderr (or stdout) a result keeps: the compiler's first errors, a traceback's end.
 _KEPT = 4096
 # The runner's own time beyond its steps' limits: its start, the forks, the clean-up.
 _SLACK_S = 5.0
 
 
-def judge(program: str, tests: ProgramTests, context: Context) -> RunResult:
-    language = language_of(tests.language, tests.benchmark)
-    return run_in(program, language, context.time_limit(language.run_limit_s, MOST_S), context.options)
-
-
-def host_compared(tests: ProgramTests) -> int:
-    return 1  # its exit status, which the program cannot forge: the runner reads it from the kernel
-
-
-def in_process(tests: object) -> None:
-    return None
-
-
 @dataclass(frozen=True)
 class Given:
-    """What a program run as a script (/run_code's: worker/judging/script.py) is given beyond its file: its
+    """What a program run as a script (/run_code's: worker/judging/kinds/script.py) is given beyond its file: its
     run's standard input, files written beside it first, the files read back after its run, and its
     compile's time limit (else its language's)."""
 
@@ -87,7 +62,7 @@ def run_in(
     if isinstance(ready, Failed):
         return _result(language, ready.runs, ready.ended, script)
     run = replace(ready.run, limit=run_limit, stdin=given.stdin)
-    done = ready.go([*ready.compiles, run], fetch=given.fetch)
+    done = ready.execute([*ready.compiles, run], fetch=given.fetch)
     return _result(language, [*ready.runs, done[0]], ready.ended + done[1], script)
 
 
@@ -106,7 +81,7 @@ class Ready:
     ended: list[tuple[Step, TestEnded]]
     options: dict[str, object]
 
-    def go(
+    def execute(
         self, steps: list[Step], fetch: Sequence[str] = (), on_run: Callable[[int, TestEnded], bool] | None = None
     ) -> tuple[RunResult, list[tuple[Step, TestEnded]]]:
         """Run `steps` (the compiles still to run, then runs of its run step) in one working directory;

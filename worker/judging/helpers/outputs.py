@@ -11,7 +11,7 @@ rules, reimplemented from their source (docs/judging.md says which quirks are ke
 - ``apps``: hendrycks/apps' cascade: stripped text, stripped lines, np.allclose for one number a line,
   then token sets (order-insensitive) and tokens rounded to 3 decimals; its prelude.
 - ``prime``: the same cascade as verl's prime_code, LiveCodeBench before 2025 and tinker-cookbook have
-  it, without the set steps; their prelude. (Both: worker/judging/cascade.py.)
+  it, without the set steps; their prelude. (Both: worker/judging/helpers/cascade.py.)
 """
 
 from __future__ import annotations
@@ -20,8 +20,8 @@ import json
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
-from codeexec.protocol.models import JudgeMode
-from codeexec.worker.judging import cascade
+from codeexec.protocol.kinds import JudgeMode
+from codeexec.worker.judging.helpers import cascade
 
 # LiveCodeBench's prelude: star imports of these modules, plain imports of all but builtins and typing,
 # then sys.setrecursionlimit(50000). Its driver also lets ints print 50,000 digits (the default 4,300

@@ -1,4 +1,4 @@
-"""The APPS comparison cascade, in its two living forms (worker/judging/outputs.py names the modes):
+"""The APPS comparison cascade, in its two living forms (worker/judging/helpers/outputs.py names the modes):
 
 - ``apps``: hendrycks/apps' eval/testing_util.py. An output passes at the first step that accepts it:
   the whole text equal once stripped (or once each line is stripped); the lines equal to the expected
@@ -10,7 +10,7 @@
 
 A call's value: ``==`` with a tuple taken as a list, or equal to the first item of an expected list
 (APPS wraps expected values so), or a list of tuples equal to it as lists. (Each mode's prelude:
-worker/judging/outputs.py.)
+worker/judging/helpers/outputs.py.)
 """
 
 from __future__ import annotations

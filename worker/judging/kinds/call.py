@@ -1,7 +1,7 @@
 """Call-based tests (LeetCode's `class Solution`, APPS' and LiveCodeBench's fn_name): the program is
 loaded once, in a process of its own, and its entry point called on each test's arguments; what each
 call returns comes back to the host, which compares it with the expected value (as HumanEval+'s are:
-worker/candidate/execute.py, run_io(); worker/judging/cases.py says how a sample is judged).
+worker/candidate/execute.py, run_io(); worker/judging/helpers/cases.py says how a sample is judged).
 
 The entry point is a method of a new ``Solution()`` where the program has ``class Solution`` (the
 substring, LiveCodeBench's rule), else the function of that name. Each call may be charged the test's
@@ -15,14 +15,13 @@ from __future__ import annotations
 import marshal
 from typing import TYPE_CHECKING, Any
 
-from codeexec.protocol.models import CaseTests
+from codeexec.protocol.kinds import CallTests
 from codeexec.protocol.result import Outcome, RunResult, Verdict
 from codeexec.worker.candidate.values import WHOLE_BYTES, decode, digest
-from codeexec.worker.judging import checker
-from codeexec.worker.judging.cases import Plan, Tally, wrong
-from codeexec.worker.judging.cases import host_compared as host_compared  # the table's: every output the host's
-from codeexec.worker.judging.cases import in_process as in_process
-from codeexec.worker.judging.outputs import same_value
+from codeexec.worker.judging.helpers import cases, checker
+from codeexec.worker.judging.helpers.cases import Plan, Tally, wrong
+from codeexec.worker.judging.helpers.outputs import same_value
+from codeexec.worker.judging.kind import Kind
 from codeexec.worker.process.runner import Harness, run_program
 
 if TYPE_CHECKING:
@@ -32,11 +31,11 @@ CHECK = "tests"
 _SLACK_S = 2.0  # the runner's limit beyond the calls' budget: for a program that cannot be interrupted
 
 
-def judge(program: str, tests: CaseTests, context: Context) -> RunResult:
+def judge(program: str, tests: CallTests, context: Context) -> RunResult:
     return run_tests(program, tests, Plan.of(tests, context.meta, context.options))
 
 
-def run_tests(code: str, tests: CaseTests, plan: Plan) -> RunResult:
+def run_tests(code: str, tests: CallTests, plan: Plan) -> RunResult:
     """Call the entry point on every test's arguments and judge what each call returned."""
     total, outputs = len(tests.inputs), tests.outputs
     # The calls stop at the first value whose digest is not the expected one's, unless it may pass without
@@ -136,3 +135,6 @@ def _not_called(run: RunResult, tally: Tally) -> RunResult:
         tally.add(Verdict.RUNTIME_ERROR, run.detail)
         tally.compile_error = run.detail if run.exit_code is Outcome.SYNTAX_ERROR else None
     return tally.result(all_tests=False)
+
+
+KIND = Kind(CallTests, judge, cases.host_compared, cases.TITLE, cases.describe_limits)

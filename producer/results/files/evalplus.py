@@ -10,27 +10,26 @@ from pathlib import Path
 from typing import Any
 
 from codeexec.producer.inputs import mbppplus
-from codeexec.producer.inputs.files import InputError, open_text_lines, write_whole
+from codeexec.producer.inputs.files import open_text_lines, write_whole
 from codeexec.producer.inputs.problems import problems_path
+from codeexec.producer.results.files import ResultsFile
 from codeexec.producer.results.persample import Recorded, recorded
-from codeexec.protocol.models import IOTests
-from codeexec.worker.judging.evalplus import inputs_of
-from codeexec.worker.judging.program import program_for
+from codeexec.protocol.kinds import EvalPlusTests
+from codeexec.worker.judging.kinds.evalplus import inputs_of
+from codeexec.worker.judging.sample_program import program_for
 
 
-def write_eval_results(run: Recorded, out: Path, samples_path: Path | None = None) -> int:
+def write(run: Recorded, out: Path, samples_path: Path | None = None, make: bool = False) -> list[str]:
     """Write `out` as EvalPlus 0.3.1 does: {"date", "hash", "eval": {task_id: [one entry per sample, in
     the samples file's order]}}, each entry {task_id, solution, base_status, plus_status,
     base_fail_tests, plus_fail_tests} (the input EvalPlus lists without --test_details: _fail_tests()).
-    Returns the number of samples; samples without a result are left out."""
+    Samples without a result are left out."""
     meta = run.meta
-    if not meta.has("evalplus"):
-        raise InputError(f"run {meta.run!r} has no EvalPlus tests: --evalplus-results is for HumanEval+ and MBPP+ runs")
     problems, found = recorded(run, samples_path)
     evaluated: dict[str, list[dict[str, Any]]] = {}
     for line, stored in found:
         problem = problems[line.task_id]
-        assert isinstance(problem.tests, IOTests)
+        assert isinstance(problem.tests, EvalPlusTests)
         statuses = {"base": stored.base_status, "plus": stored.plus_status}
         failing = {
             name: _fail_tests(line.task_id, inputs, stored.first_failures.get(name), statuses[name])
@@ -48,7 +47,7 @@ def write_eval_results(run: Recorded, out: Path, samples_path: Path | None = Non
         )
     document = {"date": time.strftime("%Y-%m-%d %H:%M"), "hash": dataset_hash(meta.problems), "eval": evaluated}
     write_whole(out, json.dumps(document))
-    return sum(len(entries) for entries in evaluated.values())
+    return [f"wrote EvalPlus's results of {sum(map(len, evaluated.values()))} samples to {out}"]
 
 
 def _fail_tests(task_id: str, inputs: list[list[Any]], first: int | None, status: str | None) -> list[Any]:
@@ -68,3 +67,12 @@ def dataset_hash(spec: str) -> str:
     for _, raw in open_text_lines(problems_path(spec)):
         digest.update(raw)
     return digest.hexdigest()
+
+
+FILE = ResultsFile(
+    "--evalplus-results",
+    "OUT.json",
+    "HumanEval+, MBPP+: also write EvalPlus's eval_results.json for the run",
+    frozenset({"evalplus"}),
+    write,
+)

@@ -1,5 +1,5 @@
 """stdin/stdout tests: each test runs the program as a script in a process of its own, its input on a
-real standard input, and the host compares what it printed (worker/judging/cases.py says how a sample
+real standard input, and the host compares what it printed (worker/judging/helpers/cases.py says how a sample
 is judged).
 
 One candidate's process per sample is the tests' runner (worker/candidate/stdin_tests.py): it runs the
@@ -19,15 +19,14 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from codeexec.protocol.models import CaseTests, JudgeMode
+from codeexec.protocol.kinds import JudgeMode, StdinTests
 from codeexec.protocol.result import Outcome, RunResult, Verdict
 from codeexec.protocol.settings import runner_config
-from codeexec.worker.judging import checker
-from codeexec.worker.judging.cases import Plan, Tally, wrong
-from codeexec.worker.judging.cases import host_compared as host_compared  # the table's: every output the host's
-from codeexec.worker.judging.cases import in_process as in_process
-from codeexec.worker.judging.outputs import same_stdout
-from codeexec.worker.judging.programs import Failed, compile_succeeded, prepare
+from codeexec.worker.judging.helpers import cases, checker
+from codeexec.worker.judging.helpers.cases import Plan, Tally, wrong
+from codeexec.worker.judging.helpers.outputs import same_stdout
+from codeexec.worker.judging.helpers.steps import Failed, compile_succeeded, prepare
+from codeexec.worker.judging.kind import Kind
 from codeexec.worker.languages import language_of
 from codeexec.worker.process.runner import Harness, run_program
 from codeexec.worker.process.watch import TestEnded, said_on_stderr
@@ -41,11 +40,11 @@ _OUTPUT_ROOM = 4096  # what a test may print beyond twice its expected output, w
 _SLACK_S, _SLACK_PER_TEST_S = 5.0, 0.05
 
 
-def judge(program: str, tests: CaseTests, context: Context) -> RunResult:
+def judge(program: str, tests: StdinTests, context: Context) -> RunResult:
     return run_tests(program, tests, Plan.of(tests, context.meta, context.options))
 
 
-def run_tests(code: str, tests: CaseTests, plan: Plan) -> RunResult:
+def run_tests(code: str, tests: StdinTests, plan: Plan) -> RunResult:
     """Run the program on each test's input in turn and judge what it printed."""
     total = len(tests.inputs)
     tally = Tally(total)
@@ -86,7 +85,7 @@ def run_tests(code: str, tests: CaseTests, plan: Plan) -> RunResult:
     return _checked(run, tests, plan, tally, finished)
 
 
-def _checked(run: RunResult, tests: CaseTests, plan: Plan, tally: Tally, finished: list[tuple[int, str]]) -> RunResult:
+def _checked(run: RunResult, tests: StdinTests, plan: Plan, tally: Tally, finished: list[tuple[int, str]]) -> RunResult:
     """The result of the tests that ran in `run`, the checker's verdicts on the outputs of those that ended."""
     total = len(tests.inputs)
     tally.ran(run)
@@ -105,9 +104,9 @@ def _checked(run: RunResult, tests: CaseTests, plan: Plan, tally: Tally, finishe
 
 
 def _in_language(
-    code: str, tests: CaseTests, plan: Plan, caps: list[int], judge: Callable[[TestEnded], bool]
+    code: str, tests: StdinTests, plan: Plan, caps: list[int], judge: Callable[[TestEnded], bool]
 ) -> RunResult:
-    """Run a program in another language on each test's input: compiled once (worker/judging/programs.py,
+    """Run a program in another language on each test's input: compiled once (worker/judging/kinds/program.py,
     prepare(): kept from before, by a compiler kept running, or as a step), then each test a run of what it
     made, in a process of its own, under the test's time limit; `judge` is given each as it ends. The run of
     the tests; a compile that failed, as its syntax_error; the machine's failure, infra_error."""
@@ -121,7 +120,7 @@ def _in_language(
         replace(ready.run, limit=plan.time_limit_s, stdin=given.encode(), cap=cap)
         for given, cap in zip(tests.inputs, caps, strict=True)
     ]
-    run, ended = ready.go([*ready.compiles, *runs], on_run=lambda n, test: judge(replace(test, index=n)))
+    run, ended = ready.execute([*ready.compiles, *runs], on_run=lambda n, test: judge(replace(test, index=n)))
     compiles = [(step, test) for step, test in ended if step.kind == "compile"]
     if len(compiles) < len(ready.compiles) or not all(compile_succeeded(language, test) for _, test in compiles):
         return Failed(language, [run], compiles).result()  # compiled in the tests' run (no kept files): it failed
@@ -144,3 +143,6 @@ def ended(test: TestEnded, mode: JudgeMode) -> tuple[Verdict | None, str]:
     # A compiled program's account of itself is its stderr (a Python test's is its detail: its stderr is
     # only counted).
     return Verdict.RUNTIME_ERROR, test.detail + said_on_stderr(test.stderr)
+
+
+KIND = Kind(StdinTests, judge, cases.host_compared, cases.TITLE, cases.describe_limits)

@@ -13,13 +13,16 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from codeexec.protocol.models import AssertionTests
+from codeexec.protocol.kinds import AssertionTests
 from codeexec.protocol.result import RunResult
 from codeexec.protocol.settings import MAX_TIMEOUT_S
+from codeexec.worker.judging.context import time_limit
+from codeexec.worker.judging.kind import Kind
 from codeexec.worker.process.runner import run_candidate
 from codeexec.worker.process.split import split
 
 if TYPE_CHECKING:
+    from codeexec.protocol.run import RunMeta
     from codeexec.worker.judging.context import Context
 
 
@@ -40,3 +43,11 @@ def in_process(tests: AssertionTests) -> int | None:
     """The number of the first assertion judged in the candidate's process (which --strict-verdicts refuses),
     or None."""
     return next((number for number, text in enumerate(tests.assertions, start=1) if split(text) is None), None)
+
+
+def limits(meta: RunMeta) -> str:
+    limit = time_limit(None, meta.options.timeout_s, DEFAULT_TIME_LIMIT_S, MAX_TIMEOUT_S)
+    return f"{limit:g} s a sample (time it could run), or the problem's own"
+
+
+KIND = Kind(AssertionTests, judge, host_compared, "assertions", limits, in_process)

@@ -16,13 +16,15 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from codeexec.protocol.models import SuiteTests
+from codeexec.protocol.kinds import SuiteTests
 from codeexec.protocol.result import Outcome, RunResult
 from codeexec.protocol.settings import MAX_SUITE_TIMEOUT_S
 from codeexec.worker.judging.context import time_limit
+from codeexec.worker.judging.kind import Kind
 from codeexec.worker.process.runner import Harness, run_program
 
 if TYPE_CHECKING:
+    from codeexec.protocol.run import RunMeta
     from codeexec.worker.judging.context import Context
 
 #: A sample's time limit where neither its problem nor the run gives one; with BigCodeBench's harness,
@@ -38,10 +40,6 @@ def judge(program: str, tests: SuiteTests, context: Context) -> RunResult:
 
 def host_compared(tests: SuiteTests) -> int:
     return 0  # all in the candidate's process
-
-
-def in_process(tests: object) -> None:
-    return None  # its tests are not assertions: --strict-verdicts leaves them
 
 
 def options_for(tests: SuiteTests, options: dict[str, object]) -> dict[str, object]:
@@ -89,3 +87,15 @@ def judged(run: RunResult, expected: int) -> RunResult:
     elif run.exit_code is Outcome.PASS and not ran:
         update |= {"exit_code": Outcome.ERROR, "detail": "the test file holds no tests", "score": 0.0}
     return run.model_copy(update=update)
+
+
+def describe_limits(meta: RunMeta) -> str:
+    timeout, environment = meta.options.timeout_s, meta.options.environment
+    default = f"{DEFAULT_TIME_LIMIT_S:g} s, BigCodeBench's {BIGCODEBENCH_TIME_LIMIT_S:g} s"
+    limit = f"{time_limit(None, timeout, 0, MAX_SUITE_TIMEOUT_S):g} s" if timeout else default
+    where = f"environment {environment}" if environment else "the workers' own Python"
+    posture = "relaxed (programs run, loopback up, no import denylist)" if meta.relaxed else "strict"
+    return f"a sample {limit} (or the problem's own); {where}; sandbox posture {posture}"
+
+
+KIND = Kind(SuiteTests, judge, host_compared, "test files", describe_limits)

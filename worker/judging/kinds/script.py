@@ -1,7 +1,7 @@
 """A program run as a script (the HTTP service's /run_code): `python FILE` (or `pytest FILE`) on a standard
 input, with files in its working directory, and how it ended (RunResult.script), not a verdict.
 
-It runs on the stdin tests' path (worker/judging/stdio.py) with one test: the candidate's process is its
+It runs on the stdin tests' path (worker/judging/kinds/stdin.py) with one test: the candidate's process is its
 runner and forks the program's process, confined by the sandbox, from a warm interpreter; the runner
 keeps its stderr as well as its stdout, and runs it as Python runs a file (worker/candidate/stdin_tests.py,
 run_file()). The host writes the files into the working directory before, and reads the ones asked
@@ -17,16 +17,18 @@ import base64
 import marshal
 from typing import TYPE_CHECKING
 
-from codeexec.protocol.models import Script
+from codeexec.protocol.kinds import Script
 from codeexec.protocol.result import Outcome, RunResult
 from codeexec.protocol.settings import runner_config
-from codeexec.worker.judging.programs import Given, how_it_ended, one_test, run_in
+from codeexec.worker.judging.helpers.steps import Given, how_it_ended, one_test, run_in
+from codeexec.worker.judging.kind import Kind
 from codeexec.worker.languages import RUN_CODE, run_code_language
 from codeexec.worker.process import workfiles
 from codeexec.worker.process.runner import Harness, run_program
 from codeexec.worker.process.watch import TestEnded
 
 if TYPE_CHECKING:
+    from codeexec.protocol.run import RunMeta
     from codeexec.worker.judging.context import Context
 
 # The runner's own time beyond the script's limit: its start, a fork, the clean-up. Only a runner that
@@ -42,10 +44,6 @@ def judge(program: str, tests: Script, context: Context) -> RunResult:
 
 def host_compared(tests: Script) -> int:
     return 0  # not a verdict: how it ended
-
-
-def in_process(tests: object) -> None:
-    return None  # not a verdict
 
 
 def run_script(code: str, script: Script, options: dict[str, object]) -> RunResult:
@@ -108,3 +106,10 @@ def run_other(code: str, script: Script, options: dict[str, object]) -> RunResul
     files = {path: base64.b64decode(content) for path, content in script.files.items()}
     given = Given(script.stdin.encode(), files, tuple(script.fetch), script.compile_limit_s)
     return run_in(code, language, script.time_limit_s, options, given)
+
+
+def describe_limits(meta: RunMeta) -> str:
+    return "each its own (a request's run_timeout); a compile its own, or its language's"
+
+
+KIND = Kind(Script, judge, host_compared, "scripts", describe_limits)

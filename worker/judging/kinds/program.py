@@ -1,0 +1,49 @@
+"""Programs in other languages than Python (MultiPL-E's, HumanEval-X's and MBXP's rows): the program with its
+tests appended is written to its language's file, compiled if the language is, and run; it passes by
+exiting with status 0, as the references' harnesses judge it (worker/languages/ holds each language's
+commands; docs/languages.md says where codeexec and the references differ). How a program is compiled and
+run, step by step, and how its steps' ends read as an outcome: worker/judging/helpers/steps.py.
+
+The run's time limit is the test's: the problem's own, else the run's, else the language's (MultiPL-E's 15 s),
+at most 60 s; a compile's is its language's.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from codeexec.protocol.kinds import ProgramTests
+from codeexec.protocol.result import RunResult
+from codeexec.worker.judging.context import time_limit
+from codeexec.worker.judging.helpers.steps import run_in
+from codeexec.worker.judging.kind import Kind
+from codeexec.worker.languages import language_of
+
+if TYPE_CHECKING:
+    from codeexec.protocol.run import RunMeta
+    from codeexec.worker.judging.context import Context
+
+#: The longest run a problem or a run may give a program (a compile's limit is its language's).
+MOST_S = 60.0
+
+
+def judge(program: str, tests: ProgramTests, context: Context) -> RunResult:
+    language = language_of(tests.language, tests.benchmark)
+    return run_in(program, language, context.time_limit(language.run_limit_s, MOST_S), context.options)
+
+
+def host_compared(tests: ProgramTests) -> int:
+    return 1  # its exit status, which the program cannot forge: the runner reads it from the kernel
+
+
+def describe_limits(meta: RunMeta) -> str:
+    timeout = meta.options.timeout_s
+    run = (
+        f"{time_limit(None, timeout, 0, MOST_S):g} s"
+        if timeout
+        else "its language's (MultiPL-E's 15 s, mxeval's 10 s: docs/languages.md)"
+    )
+    return f"a run {run} (or the problem's own), at most {MOST_S:g} s; a compile, its language's"
+
+
+KIND = Kind(ProgramTests, judge, host_compared, "programs in other languages", describe_limits)
