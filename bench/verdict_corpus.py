@@ -19,8 +19,8 @@ real `codeexec serve` for /run_code) on a private Valkey with two local workers:
                     HumanEval-X's canonical solutions
     run_code        SandboxFusion-style /run_code requests (RUN_CODE below)
     run_code_languages
-                    /run_code in every other language SandboxFusion names (tests/test_run_code_languages.py's
-                    programs: one that reads and prints, one that fails an assertion, and one that does not
+                    /run_code in every other language SandboxFusion names (each language's module's RUN_CODE
+                    programs: one that reads and prints, one that fails an assertion; and one that does not
                     compile, or does not parse)
 
 Each line of a record is one sample's outcome as codeexec stores it, less its timings: the outcome, score,
@@ -59,9 +59,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import codeexec
 from bench import competitive, languages, mbppplus_samples
 from bench.agreement import BIGCODEBENCH, EVALPLUS_REFERENCE, MBPP_SOLUTIONS, REFERENCE, SHARED, mbpp_reference
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
-from test_run_code_languages import PROGRAMS as LANGUAGE_PROGRAMS
+from codeexec.worker.languages import RUN_CODE as LANGUAGES_RUN_CODE
 
 #: What a stored result says of a sample that is not an outcome: how long it took.
 TIMINGS = {"duration_s", "charged_s"}
@@ -246,8 +244,8 @@ def record_run_code(directory: Path) -> Iterator[dict[str, Any]]:
             time.sleep(0.1)
         for number, request in enumerate(RUN_CODE, start=1):
             yield {"set": "run_code", "line": number, "task_id": None, "outcome": _answer(url, request)}
-        for language, (echo, failing) in sorted(LANGUAGE_PROGRAMS.items()):
-            for which, code in (("echo", echo), ("failing", failing), ("broken", NOT_A_PROGRAM)):
+        for language, (_, served) in sorted(LANGUAGES_RUN_CODE.items()):
+            for which, code in (("echo", served.echo), ("failing", served.failing), ("broken", NOT_A_PROGRAM)):
                 request = {"language": language, "code": code, "stdin": "41\n", "run_timeout": 30,
                            "compile_timeout": 60}  # fmt: skip
                 line = f"{language} {which}"

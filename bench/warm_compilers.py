@@ -1,6 +1,6 @@
 """A compile's cost, side by side in one run: the language's compile command as a reference harness runs it,
 the same command with Java's class-data sharing (an archive of javac's classes, and the JVM's quick-start
-flags), and codeexec's compiler kept running (worker/languages/warm.py: sandboxed, as the workers run it).
+flags), and codeexec's compiler kept running (worker/compilers/persistent.py: sandboxed, as the workers run it).
 Each on the same programs (MBXP's canonical solutions with their tests, as mxeval compiles them), one after
 another on an idle machine; each variant's statuses must be the command's.
 
@@ -28,9 +28,9 @@ from languages import _program, make_set
 from codeexec.producer.inputs.problems import load_problems
 from codeexec.protocol.kinds import ProgramTests
 from codeexec.protocol.settings import runner_config
+from codeexec.worker.compilers.persistent import compile_warm
 from codeexec.worker.languages import language_of
 from codeexec.worker.languages.language import Language, Toolchain
-from codeexec.worker.languages.warm import compile_warm
 
 SETS = {"java": "mbjp-canonical", "typescript": "mbtsp-canonical"}
 #: The JVM's quick-start flags beside an archive: the client compiler only, one collector thread.

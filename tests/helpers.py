@@ -203,12 +203,12 @@ def processes_with(*markers: str, cwd: Sequence[str] = ()) -> list[str]:
 def wait_for_orphans() -> None:
     """Wait until every child of this process (a subreaper: orphans come here) has ended by itself, but
     for its own idle zygotes (isolation "fork") and compilers kept running (a test of other languages')."""
-    from codeexec.worker.languages import warm
+    from codeexec.worker.compilers import persistent
     from codeexec.worker.process.proctree import children
     from codeexec.worker.process.zygote import idle_pids
 
     hang = time.monotonic() + HANG_S
-    while left := set(children("self")) - idle_pids() - warm.pids():
+    while left := set(children("self")) - idle_pids() - persistent.pids():
         assert time.monotonic() < hang, f"still running: {left}"
         try:
             os.waitpid(-1, os.WNOHANG)

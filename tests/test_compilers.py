@@ -1,4 +1,4 @@
-"""Compiling once (worker/languages/compiled.py, prebuilt.py, warm.py; docs/languages.md, "Compiling once"):
+"""Compiling once (worker/compilers/: cache.py, prebuilt.py, persistent.py; docs/languages.md, "Compiling once"):
 C++'s precompiled system headers, a program compiled once for every run of the same source, and the
 compilers kept running (javac, scalac, tsc), each judging as its command judges and sandboxed."""
 
@@ -13,12 +13,13 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from test_languages import PROGRAMS, judged, own_precompiled_headers  # noqa: F401 (a fixture of this module too)
+from test_languages import judged, own_precompiled_headers  # noqa: F401 (a fixture of this module too)
 
 from codeexec.protocol.result import Outcome
+from codeexec.worker.compilers import cache, persistent, prebuilt
 from codeexec.worker.judging.helpers import steps as stepped
 from codeexec.worker.judging.helpers.steps import run_in
-from codeexec.worker.languages import compiled, cpp, language_of, prebuilt, warm
+from codeexec.worker.languages import SELF_TESTS, cpp, language_of
 
 pytestmark = pytest.mark.once  # other languages: what their toolchains do, the same under every Python
 
@@ -42,7 +43,7 @@ def test_the_system_headers_a_second_program_begins_with_are_precompiled_and_cha
 def test_a_program_compiled_once_is_not_compiled_again_and_keeps_its_verdict(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The same source again runs what its compile made then (worker/languages/compiled.py); what the program
+    """The same source again runs what its compile made then (worker/compilers/cache.py); what the program
     does to its own files while it runs is never kept: here it puts a script that exits 0 where its binary was."""
     replaces = (
         '#include <stdio.h>\n#include <sys/stat.h>\nint main() { FILE *f = fopen("x", "w");'
@@ -66,19 +67,19 @@ def test_a_program_compiled_once_is_not_compiled_again_and_keeps_its_verdict(
     monkeypatch.setattr(stepped, "_steps", counted_steps)
     monkeypatch.setattr(stepped, "compile_warm", counted_warm)
     for name in ("rust", "typescript", "csharp"):
-        program = f"{PROGRAMS[name][0]}\n// compiled once\n"  # a text no other test compiled (and kept)
+        program = f"{SELF_TESTS[name].passes}\n// compiled once\n"  # a text no other test compiled (and kept)
         compiles.clear()
         first = judged(name, program)
         assert first.exit_code is Outcome.PASS and compiles == ["compile"], (name, first, compiles)
         again = judged(name, program)
         assert again.exit_code is Outcome.PASS and compiles == ["compile"], (name, again, compiles)  # kept: none
-    assert len(list(compiled.directory().glob("*/*"))) >= 4
+    assert len(list(cache.directory().glob("*/*"))) >= 4
 
 
 #: Java programs whose compile says something: each is judged by javac kept running as a javac command judges it.
 JAVA = [
-    PROGRAMS["java"][0],
-    PROGRAMS["java"][3],
+    SELF_TESTS["java"].passes,
+    SELF_TESTS["java"].broken,
     'class Problem { public static void main(String[] a) { int x = "s"; } }',  # a type error
     "import java.util.*;\nclass Problem { public static void main(String[] a) { List l = new ArrayList(); l.add(1);"
     " Runnable r = () -> {}; class In {} assert l.size() == 1; } }",  # a note (unchecked), several classes
@@ -92,16 +93,17 @@ JAVA = [
 
 #: TypeScript programs whose compile says something, for both of its harnesses' rules.
 TYPESCRIPT = [
-    *PROGRAMS["typescript"][:2],
-    PROGRAMS["typescript"][3],  # a type error: MultiPL-E's fails it, mxeval's runs what tsc emitted
+    SELF_TESTS["typescript"].passes,
+    SELF_TESTS["typescript"].fails,
+    SELF_TESTS["typescript"].broken,  # a type error: MultiPL-E's fails it, mxeval's runs what tsc emitted
     "let x = (;\n",  # a syntax error
     "import * as assert from 'assert';\nassert.deepEqual([1], [1]);\n",  # no @types/node: an error, emitted
     "const \u00e9t\u00e9: string = '\u00e9';\nif (\u00e9t\u00e9.length !== 1) { throw new Error('no'); }\n",
 ]
 #: Scala programs whose compile says something.
 SCALA = [
-    PROGRAMS["scala"][0],
-    PROGRAMS["scala"][3],
+    SELF_TESTS["scala"].passes,
+    SELF_TESTS["scala"].broken,
     'object Problem { def main(args: Array[String]) = { val x: Int = "s" } }',  # a type error
     "object Problem { case class P(a: Int)\n def main(args: Array[String]) = { assert(P(1) == P(1)) } }",
     "package p\nobject Problem { def main(args: Array[String]) = {} }",  # its classes in a directory of theirs
@@ -123,10 +125,10 @@ def test_a_compiler_kept_running_judges_as_its_command_does(name: str) -> None:
             if benchmark == "mxeval":
                 program = program.replace("class Problem", "class Main").replace("object Problem", "object Main")
             warm_result = run_in(program, kept, 15.0, {})
-            shutil.rmtree(compiled.directory(), ignore_errors=True)  # what it kept would be no command's compile
+            shutil.rmtree(cache.directory(), ignore_errors=True)  # what it kept would be no command's compile
             cold = run_in(program, command, 15.0, {})
             assert (warm_result.exit_code, warm_result.detail) == (cold.exit_code, cold.detail), (program, warm_result)
-        assert [key for key in warm._running if key[0] == name], "the compiler was not kept running"
+        assert [key for key in persistent._running if key[0] == name], "the compiler was not kept running"
 
 
 def test_a_warm_compile_out_of_time_is_the_program_s_and_a_new_compiler_serves_the_next() -> None:
@@ -151,9 +153,9 @@ def test_a_status_not_the_warm_compiler_s_verdict_is_left_to_a_javac_command() -
     """A status outside warm_statuses (javac's own error) stops the compiler: a javac command decides."""
     java = language_of("java", "")
     distrusting = replace(java, warm_statuses=frozenset({0}))
-    broken = PROGRAMS["java"][3]
-    assert run_in(PROGRAMS["java"][0], distrusting, 15.0, {}).exit_code is Outcome.PASS
-    running = set(warm._running)
+    broken = SELF_TESTS["java"].broken
+    assert run_in(SELF_TESTS["java"].passes, distrusting, 15.0, {}).exit_code is Outcome.PASS
+    running = set(persistent._running)
     assert [key for key in running if key[0] == "java"]
     refused = run_in(broken, distrusting, 15.0, {})
     assert (refused.exit_code, refused.detail) == (
@@ -161,11 +163,11 @@ def test_a_status_not_the_warm_compiler_s_verdict_is_left_to_a_javac_command() -
         cold.detail,
     )
     assert refused.protections.get("pid_namespace") == "on", "a javac command's run"
-    assert len(set(warm._running)) == len(running) - 1, "the compiler was not stopped"
+    assert len(set(persistent._running)) == len(running) - 1, "the compiler was not stopped"
 
 
 def test_the_warm_compiler_s_process_is_sandboxed(tmp_path: Path) -> None:
-    """What the compiler's process runs under (warm.py, run as a script before it is the compiler): here a
+    """What the compiler's process runs under (persistent.py, run as a script before it is the compiler): here a
     shell in its place tries what a compiler must not do. Writing its own directory is the control."""
     listener = socket.create_server(("127.0.0.1", 0))
     scratch = tmp_path / "scratch"
@@ -183,7 +185,7 @@ def test_the_warm_compiler_s_process_is_sandboxed(tmp_path: Path) -> None:
     }  # fmt: skip
     try:
         ran = subprocess.run(
-            [sys.executable, "-m", "codeexec.worker.languages.warm", json.dumps(given)],
+            [sys.executable, "-m", "codeexec.worker.compilers.persistent", json.dumps(given)],
             capture_output=True, text=True, timeout=60, check=False,
         )  # fmt: skip
     finally:

@@ -25,19 +25,19 @@ from codeexec.producer.inputs.problems import LANGUAGE_SETS, load_problems, writ
 from codeexec.producer.inputs.samples import read_samples
 from codeexec.protocol.kinds import ProgramTests
 from codeexec.protocol.models import Problem, Sample, SampleKind
-from codeexec.protocol.result import Outcome
+from codeexec.protocol.result import Outcome, RunResult
+from codeexec.worker.compilers import cache, prebuilt
 from codeexec.worker.judging.helpers.steps import run_in
-from codeexec.worker.judging.kinds.program import MOST_S
+from codeexec.worker.judging.kinds.program import self_test, self_tested
 from codeexec.worker.judging.sample_program import program_for
 from codeexec.worker.languages import (
     LANGUAGES,
-    MODULES,
-    compiled,
+    SELF_TESTS,
+    every_way,
     language_of,
     name_of,
     npm_packages,
     packages,
-    prebuilt,
 )
 from codeexec.worker.languages import language as language_module
 from codeexec.worker.languages import rust as rust_module
@@ -47,62 +47,8 @@ pytestmark = pytest.mark.once  # other languages: what their toolchains do, the 
 
 SHARED = ROOT.parent / "shared" / "data" / "multilang"
 
-RUBY = "require 'test/unit'\nclass T < Test::Unit::TestCase\n  def test_p\n    assert_equal({}, 1 + 1)\n  end\nend\n"
-#: Each language: a program that passes, one whose test fails (and the outcome its failure reads as), one
-#: that does not compile (a syntax error: in an interpreted language, where its interpreter says so), each
-#: as the language's MultiPL-E tests are written (asserts, a test framework's checks).
-PROGRAMS: dict[str, tuple[str, str, Outcome, str]] = {
-    "c": ("#include <assert.h>\nint main(void) { assert(1 + 1 == 2); return 0; }\n",
-          "#include <assert.h>\nint main(void) { assert(1 + 1 == 3); return 0; }\n", Outcome.ASSERTION_FAIL,
-          "int main( {"),
-    "cpp": ("#include <cassert>\nint main() { assert(1 + 1 == 2); }\n",
-            "#include <cassert>\nint main() { assert(1 + 1 == 3); }\n", Outcome.ASSERTION_FAIL, "int main( {"),
-    "java": ("class Problem { public static void main(String[] a) { assert 1 + 1 == 2; } }",
-             "class Problem { public static void main(String[] a) { assert 1 + 1 == 3; } }", Outcome.ASSERTION_FAIL,
-             "class Problem {"),
-    "javascript": ("const assert = require('node:assert');\nassert.deepEqual(1 + 1, 2);\n",
-                   "const assert = require('node:assert');\nassert.deepEqual(1 + 1, 3);\n", Outcome.ASSERTION_FAIL,
-                   "function ("),
-    "typescript": ("declare var require: any;\nconst assert = require('node:assert');\nassert.deepEqual(1 + 1, 2);\n",
-                   "declare var require: any;\nconst assert = require('node:assert');\nassert.deepEqual(1 + 1, 3);\n",
-                   Outcome.ASSERTION_FAIL, "let x: number = 'text';\n"),
-    "go": ('package p_test\nimport "testing"\nfunc TestP(t *testing.T) { if 1+1 != 2 { t.Errorf("no") } }\n',
-           'package p_test\nimport "testing"\nfunc TestP(t *testing.T) { if 1+1 != 3 { t.Errorf("no") } }\n',
-           Outcome.ASSERTION_FAIL, "package p_test\nfunc ("),
-    "rust": ("fn main() { assert_eq!(1 + 1, 2); }", "fn main() { assert_eq!(1 + 1, 3); }", Outcome.ASSERTION_FAIL,
-             "fn main( {"),
-    "bash": ("[[ $((1 + 1)) = 2 ]]\n", "set -e\n[[ $((1 + 1)) = 3 ]]\n", Outcome.ERROR, "if then fi (\n"),
-    "php": ("<?php\nif (1 + 1 != 2) { throw new Exception('Test failed!'); }\n",
-            "<?php\nif (1 + 1 != 3) { throw new Exception('Test failed!'); }\n", Outcome.ERROR, "<?php\nfunction ("),
-    "ruby": (RUBY.format(2), RUBY.format(3), Outcome.ASSERTION_FAIL, "def (\n"),
-    "lua": ("lu = require('luaunit')\nfunction test_p() lu.assertEquals(1 + 1, 2) end\nos.exit(lu.LuaUnit.run())\n",
-            "lu = require('luaunit')\nfunction test_p() lu.assertEquals(1 + 1, 3) end\nos.exit(lu.LuaUnit.run())\n",
-            Outcome.ASSERTION_FAIL, None),
-    "perl": ("use Test::Deep;\nif (!eq_deeply(1 + 1, 2)) { exit 1; }\n",
-             "use Test::Deep;\nif (!eq_deeply(1 + 1, 3)) { exit 1; }\n", Outcome.ERROR, "sub {\n"),
-    "r": ("stopifnot(isTRUE(all.equal(1 + 1, 2)))\n", "stopifnot(isTRUE(all.equal(1 + 1, 3)))\n",
-          Outcome.ASSERTION_FAIL, "f <- function( {\n"),
-    "racket": ("#lang racket\n(require rackunit)\n(check-equal? (+ 1 1) 2)\n",
-               "#lang racket\n(require rackunit)\n(check-equal? (+ 1 1) 3)\n", Outcome.ASSERTION_FAIL,
-               "#lang racket\n(define (f\n"),
-    "scala": ("object Problem { def main(args: Array[String]) = { assert(1 + 1 == 2) } }",
-              "object Problem { def main(args: Array[String]) = { assert(1 + 1 == 3) } }", Outcome.ASSERTION_FAIL,
-              "object Problem {"),
-    "csharp": ("using System.Diagnostics;\nclass P { static void Main() { Debug.Assert(1 + 1 == 2); } }\n",
-               "using System.Diagnostics;\nclass P { static void Main() { Debug.Assert(1 + 1 == 3); } }\n",
-               Outcome.ASSERTION_FAIL, "class P {"),
-    "d": ("unittest { assert(1 + 1 == 2); }\nvoid main() {}\n", "unittest { assert(1 + 1 == 3); }\nvoid main() {}\n",
-          Outcome.ASSERTION_FAIL, "void main( {"),
-    "kotlin": ('if (1 + 1 != 2) throw AssertionError("no")\n', 'if (1 + 1 != 3) throw AssertionError("no")\n',
-               Outcome.ASSERTION_FAIL, "val x = \n"),
-    "verilog": ("module tb; initial begin if (1 + 1 != 2) $fatal(1, \"no\"); $finish; end endmodule\n",
-                "module tb; initial begin if (1 + 1 != 3) $fatal(1, \"no\"); $finish; end endmodule\n", Outcome.ERROR,
-                "module tb; initial begin x = ; end endmodule\n"),
-}  # fmt: skip
-
-
 #: Every language as every benchmark runs it: the table's, and each module's DIALECTS.
-EVERY_WAY = [*LANGUAGES.values(), *(way for module in MODULES for way in getattr(module, "DIALECTS", {}).values())]
+EVERY_WAY = [way for name in LANGUAGES for way in every_way(name)]
 
 
 @pytest.fixture(autouse=True, scope="module")
@@ -112,7 +58,7 @@ def own_precompiled_headers(tmp_path_factory: pytest.TempPathFactory) -> Iterato
     directory = tmp_path_factory.mktemp("pch")
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(prebuilt, "root", lambda kind: directory / kind)
-        patch.setattr(compiled, "directory", lambda: directory / "compiled")
+        patch.setattr(cache, "directory", lambda: directory / "compiled")
         language_module._found.clear()
         yield
     language_module._found.clear()
@@ -124,22 +70,44 @@ def judged(name: str, program: str, benchmark: str = "", limit: float | None = N
 
 
 def test_the_suite_installs_every_language_s_packages() -> None:
-    """tests/system.py's table (which .ci/run installs from) names each package a language says it needs, as
-    each benchmark runs it."""
-    installed = {need.package for need in system.NEEDS if need.test == system.LANGUAGES}
-    from_npm = {need.package for need in system.NPM}
+    """tests/system.py (which .ci/run installs from) names each package a language says it needs, as each
+    benchmark runs it, read from the table before codeexec and its requirements are installed: the languages'
+    modules import nothing but Python's own (run here without site-packages, as .ci/run runs it first)."""
+    script = str(ROOT / "tests" / "system.py")
+    debian = subprocess.run([sys.executable, "-S", script], capture_output=True, text=True, check=True, cwd="/")
+    npm = subprocess.run([sys.executable, "-S", script, "npm"], capture_output=True, text=True, check=True, cwd="/")
+    installed, from_npm = set(debian.stdout.split()), set(npm.stdout.split())
     for language in EVERY_WAY:
         assert set(language.package.split()) <= installed, language.name
         assert set(language.npm.split()) <= from_npm, language.name
+    assert {need.package for need in system.NEEDS} <= installed
 
 
 def test_every_language_is_one_module_in_the_table() -> None:
-    assert set(PROGRAMS) == set(LANGUAGES) == {module.LANGUAGE.name for module in MODULES}
+    modules = {path.stem for path in (ROOT / "worker" / "languages").glob("*.py")} - {"__init__", "language"}
+    assert set(SELF_TESTS) == set(LANGUAGES) == modules
     names = [alias.lower() for language in LANGUAGES.values() for alias in {language.name, *language.aliases}]
     assert len(names) == len(set(names)), "an alias names two languages"
     for language in LANGUAGES.values():
         assert name_of(language.name.upper()) == language.name
-        assert (ROOT / "docs" / "languages.md").read_text().count(f"`{language.name}`") >= 1, language.name
+
+
+def test_the_docs_table_says_what_each_language_s_module_says() -> None:
+    """docs/languages.md's table has a row for each language, with its module's title, name, Debian packages and
+    limits (its commands are said as a user would type them, and are the module's to say)."""
+    section = (ROOT / "docs" / "languages.md").read_text().split("## The languages", 1)[1].split("\n## ", 1)[0]
+    table = section[section.index("\n| ") + 1 :].split("\n\n", 1)[0]
+    lines = table.splitlines()[2:]  # past the header and its rule
+    cells = [[cell.strip() for cell in line.strip("|").split("|")] for line in lines]
+    rows = {row[1].split(" (")[0].strip("`"): row for row in cells}
+    assert set(rows) == set(LANGUAGES)
+    for name, language in LANGUAGES.items():
+        title, _, packages_, compiles, _, limits = rows[name]
+        assert title == language.title, name
+        assert set(language.package.split()) <= set(re.findall(r"`([^`]+)`", packages_.split(" (")[0])), name
+        assert bool(compiles) == bool(language.compile), name
+        compile_limit = f"{language.compile_limit_s:g} s" if language.compile else ""
+        assert limits == f"{compile_limit}, {language.run_limit_s:g} s", name
 
 
 def test_ruby_loads_rubygems_when_a_program_first_needs_it() -> None:
@@ -155,34 +123,50 @@ def test_ruby_loads_rubygems_when_a_program_first_needs_it() -> None:
     assert missing.exit_code is Outcome.ERROR and "cannot load such file -- no_such_library" in missing.detail
 
 
-@pytest.mark.parametrize("name", sorted(PROGRAMS))
+@pytest.mark.parametrize("name", sorted(SELF_TESTS))
 def test_a_language_passes_fails_and_refuses_as_its_harness_does(name: str) -> None:
-    good, bad, failing, broken = PROGRAMS[name]
+    """Each language's self-test (its module's SELF_TEST), as `codeexec doctor --check` runs it: a program that
+    passes, one whose assertion fails, one that does not compile, each as the language's reference reads it."""
     if isinstance(LANGUAGES[name].toolchain(), str):
         pytest.skip(f"{LANGUAGES[name].toolchain()} (tests/system.py installs it)")
-    # What a run's end reads as is tested here, not its limit: the longest a run may have. Kotlin's script
-    # compiles in its run step, in a JVM of many threads (3.7 s of wall clock, 6.5 s of CPU alone), which
+    # What a run's end reads as is tested here, not its limit: the longest a run may have (self_test()). Kotlin's
+    # script compiles in its run step, in a JVM of many threads (3.7 s of wall clock, 6.5 s of CPU alone), which
     # the charge corrects for the wait of one thread only; beside the suite's heaviest tests in CI it was
     # charged its whole 15 s (docs/time-limits.md).
-    passed = judged(name, good, limit=MOST_S)
-    assert (passed.exit_code, passed.score, passed.total) == (Outcome.PASS, 1.0, 1), passed
+    results = self_test(name)
+    assert self_tested(name, results) == []
+    passed, failed = results["passes"], results["fails"]
+    assert (passed.score, passed.total) == (1.0, 1), passed
     assert passed.protections and all(state == "on" for state in passed.protections.values()), passed.protections
-    failed = judged(name, bad, limit=MOST_S)
-    assert (failed.exit_code, failed.score) == (failing, 0.0), failed
+    assert failed.score == 0.0, failed
     assert (failed.script is not None and failed.script.ended == "exited" and failed.script.status != 0) or name in (
         "csharp",
         "racket",
     )
-    if broken is not None:
-        refused = judged(name, broken, limit=MOST_S)
-        assert refused.exit_code is Outcome.SYNTAX_ERROR, refused
+    if "broken" in results:
+        refused = results["broken"]
         assert refused.detail.startswith("it does not compile: ") and len(refused.detail) > 30, refused.detail
+
+
+def test_a_self_test_that_goes_wrong_says_what_did() -> None:
+    wrong = RunResult(exit_code=Outcome.PASS, score=1.0, passed=1, total=1)
+    said = self_tested("bash", {"passes": wrong, "fails": wrong})
+    assert said == ["the program whose assertion fails came to pass, not error: "]
+
+
+def test_doctor_checks_the_languages_asked_for(tmp_path: Path) -> None:
+    done = codeexec(private_env(tmp_path / "data"), "doctor", "--check", "bash,c", "--json")
+    languages = json.loads(done.stdout)["languages"]
+    assert (languages["bash"]["checked"], languages["c"]["checked"]) == ([], []), languages
+    assert "checked" not in languages["cpp"]
+    unknown = codeexec(private_env(tmp_path / "data"), "doctor", "--check", "cobol")
+    assert unknown.returncode == 2 and "--check: not a language codeexec runs: cobol" in unknown.stderr
 
 
 def test_the_reference_s_own_rules_where_the_status_is_not_enough() -> None:
     # Racket's rackunit and Mono's Debug.Assert exit 0 when a check fails: stderr decides (MultiPL-E's rule).
     for name in ("racket", "csharp"):
-        failed = judged(name, PROGRAMS[name][1])
+        failed = judged(name, SELF_TESTS[name].fails)
         assert failed.script is not None and failed.script.status == 0 and failed.exit_code is Outcome.ASSERTION_FAIL
     # Scala passes only with nothing on stderr.
     warned = judged("scala", 'object Problem { def main(args: Array[String]) = { System.err.println("x") } }')
@@ -219,7 +203,7 @@ def test_memory_is_limited_by_rlimit_data_which_the_jvm_runs_under() -> None:
     assert judged("c", big, memory_bytes=1 << 30).exit_code is Outcome.ERROR
     assert judged("c", big, memory_bytes=4 << 30).exit_code is Outcome.PASS
     # RLIMIT_AS at 1 GiB breaks the JVM's start (it reserves its heap up front); RLIMIT_DATA does not.
-    assert judged("java", PROGRAMS["java"][0], memory_bytes=1 << 30).exit_code is Outcome.PASS
+    assert judged("java", SELF_TESTS["java"].passes, memory_bytes=1 << 30).exit_code is Outcome.PASS
 
 
 # ---- the sandbox: compiled programs make the calls themselves ------------------------------------------------

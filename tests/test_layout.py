@@ -109,12 +109,25 @@ def module_files() -> dict[str, Path]:
     return found
 
 
+def for_types_only(tree: ast.AST) -> set[ast.AST]:
+    """The nodes under `if TYPE_CHECKING:`: imports a type checker reads and the program never makes."""
+    guarded = [
+        node for node in ast.walk(tree) if isinstance(node, ast.If) and ast.unparse(node.test).endswith("TYPE_CHECKING")
+    ]
+    return {inner for node in guarded for statement in node.body for inner in ast.walk(statement)}
+
+
 def imports_of(name: str, path: Path, modules: dict[str, Path]) -> set[str]:
-    """The codeexec modules `name` imports, at any depth of its code (a deferred import counts too).
-    The candidate side's modules import each other as top-level modules: they are loaded by path."""
+    """The codeexec modules `name` imports, at any depth of its code (a deferred import counts too; one made for
+    a type checker only does not). The candidate side's modules import each other as top-level modules: they are
+    loaded by path."""
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
     found: set[str] = set()
-    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+    tree = ast.parse(path.read_text(), str(path))
+    typing_only = for_types_only(tree)
+    for node in ast.walk(tree):
+        if node in typing_only:
+            continue
         if isinstance(node, ast.Import):
             targets = [alias.name for alias in node.names]
         elif isinstance(node, ast.ImportFrom):
@@ -187,9 +200,11 @@ def test_the_worker_s_parts_depend_on_each_other_one_way() -> None:
     graph, worker = package_graph()
     assert {"codeexec.worker.queue", "codeexec.worker.process", "codeexec.worker.candidate"} <= set(worker)
     assert cycle(worker) is None
-    # queue -> judging -> process -> candidate; never back down the path.
-    order = ["codeexec.worker.queue", "codeexec.worker.judging", "codeexec.worker.process", "codeexec.worker.candidate"]
-    for lower, higher in [(order[b], order[a]) for a in range(4) for b in range(a + 1, 4)]:
+    # queue -> judging -> languages -> compilers -> process -> candidate; never back down the path.
+    order = [
+        f"codeexec.worker.{part}" for part in ("queue", "judging", "languages", "compilers", "process", "candidate")
+    ]
+    for lower, higher in [(order[b], order[a]) for a in range(len(order)) for b in range(a + 1, len(order))]:
         assert higher not in worker[lower], f"{lower} imports {higher}"
     assert not [
         (name, target)

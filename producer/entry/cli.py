@@ -104,9 +104,9 @@ def build_parser() -> argparse.ArgumentParser:
     worker.add_argument("--hostname", help="worker name (default: celery@<host>)")
     sub.add_parser("server", parents=[shared], help="run the private Valkey in the foreground")
     sub.add_parser("stop", parents=[shared], help="stop the warm private Valkey and local workers now")
-    sub.add_parser(
-        "doctor", parents=[shared], help="the protections candidates run under on this machine"
-    ).add_argument("--json", action="store_true")
+    doctor.add_flags(
+        sub.add_parser("doctor", parents=[shared], help="the protections candidates run under on this machine")
+    )
     venvs.add_flags(sub.add_parser("env", parents=[shared], help="build or list a problem set's libraries"))
     serve.add_flags(sub.add_parser("serve", parents=[shared, workers], help="the HTTP service (docs/service.md)"))
     flower = sub.add_parser("flower", parents=[shared], help="Celery's Flower monitor (needs codeexec[monitor])")

@@ -1,5 +1,6 @@
 """`codeexec doctor`: what candidates run under on this machine, in each isolation mode and posture, and
-the languages whose toolchains are here."""
+the languages whose toolchains are here; with --check, each of those languages' self-test run as a program of it
+is (worker/languages/: a program that passes, one whose assertion fails, one that does not compile)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import argparse
 import json
 import sys
 
+from codeexec.producer.inputs.files import InputError
 from codeexec.protocol.settings import get_settings
 
 
@@ -26,12 +28,15 @@ def run(args: argparse.Namespace) -> int:
         for mode, protections in (found | relaxed | programs).items()
     }
     languages = {}
+    checked = _checked(args.check)
     for name, language in LANGUAGES.items():
         path, said = language.describe()
         toolchain = language.toolchain()
         languages[name] = {"title": language.title, "aliases": list(language.aliases), "path": path} | (
             {"missing": said} if isinstance(toolchain, str) else {"version": said, "directories": toolchain.directories}
         )
+        if name in checked and not isinstance(toolchain, str):
+            languages[name]["checked"] = checked[name]
     if args.json:
         document = {"sandbox": settings.sandbox, "pid_namespace": settings.pid_namespace, "isolation": found}
         document |= {"relaxed": relaxed, "relaxations": relaxations(), "programs": programs}
@@ -50,7 +55,40 @@ def run(args: argparse.Namespace) -> int:
         for name, found_ in languages.items():
             where = f"{found_['path']}  {found_['version']}" if "version" in found_ else f"missing: {found_['missing']}"
             print(f"  {found_['title'] + ' (' + name + ')':<24} {where}")
+            if "checked" in found_:
+                for said in found_["checked"] or ["its self-test: passes, fails and refuses as it should"]:
+                    print(f"  {'':<24} {said}")
         for mode, names in absent.items():
             if names:
                 print(f"codeexec: required, and not in place (isolation {mode}): {', '.join(names)}", file=sys.stderr)
-    return 1 if any(absent.values()) else 0
+    failed = [name for name, found_ in languages.items() if found_.get("checked")]
+    if failed:
+        print(f"codeexec: the self-test of {', '.join(failed)} went wrong (above)", file=sys.stderr)
+    return 1 if any(absent.values()) or failed else 0
+
+
+def add_flags(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--json", action="store_true")
+    parser.add_argument(
+        "--check",
+        nargs="?",
+        const="all",
+        metavar="LANGUAGES",
+        help="also run each language's self-test (all, or the comma-separated names), as programs of it run here",
+    )
+
+
+def _checked(asked: str | None) -> dict[str, list[str]]:
+    """Each language asked for (--check: "all", or names) whose toolchain is here, and what went wrong in its
+    self-test ([]: nothing)."""
+    if asked is None:
+        return {}
+    from codeexec.worker.judging.kinds.program import self_test, self_tested
+    from codeexec.worker.languages import LANGUAGES, name_of
+
+    names = list(LANGUAGES) if asked == "all" else [name_of(given) or given for given in asked.split(",") if given]
+    unknown = [name for name in names if name not in LANGUAGES]
+    if unknown:
+        raise InputError(f"--check: not a language codeexec runs: {', '.join(unknown)} (one of {', '.join(LANGUAGES)})")
+    here = [name for name in names if not isinstance(LANGUAGES[name].toolchain(), str)]
+    return {name: self_tested(name, self_test(name)) for name in here}

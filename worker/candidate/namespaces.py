@@ -1,7 +1,7 @@
 """The namespaces a candidate's processes are made in (sandbox.py's docstring says what each stops): a PID
 namespace and a network namespace, inside a user namespace that lets an unprivileged process make them. Made
 by a fresh candidate's interpreter (child.py), once by a zygote for all its forks (warm.py), and by a
-compiler kept running before it executes the compiler (worker/languages/warm.py, which loads this module as
+compiler kept running before it executes the compiler (worker/compilers/persistent.py, which loads this module as
 the child does, from this directory). Built-in modules only, as the child's other modules.
 """
 

@@ -1,6 +1,7 @@
-"""The one table of languages: each is one module beside this one (worker/languages/language.py says what
-a module gives), found here by its name or by the names benchmark files give it. Adding a language is:
-its module, its line in MODULES, its tests (tests/test_languages.py), and its line in docs/languages.md.
+"""The one table of languages: each module of this folder is one language, which holds all of it (its names, its
+packages, its commands, its dialects, its names in SandboxFusion's /run_code, its self-test:
+worker/languages/language.py says what a module gives), found here by scanning the folder. Adding a language is
+its module and its row in docs/languages.md.
 
 A module may give DIALECTS: the same language as another benchmark's harness runs it, where that differs
 from the module's own way (MultiPL-E's, where it has one): mxeval's TypeScript compile, its Go `go run`.
@@ -8,86 +9,44 @@ from the module's own way (MultiPL-E's, where it has one): mxeval's TypeScript c
 
 from __future__ import annotations
 
+import importlib
+import pkgutil
 from types import ModuleType
 
-from codeexec.worker.languages import (
-    bash,
-    c,
-    cpp,
-    csharp,
-    d,
-    go,
-    java,
-    javascript,
-    kotlin,
-    lua,
-    perl,
-    php,
-    r,
-    racket,
-    ruby,
-    rust,
-    scala,
-    typescript,
-    verilog,
-)
-from codeexec.worker.languages.language import Language
+from codeexec.worker.languages.language import Language, RunCode, SelfTest
 
-MODULES: tuple[ModuleType, ...] = (
-    c,
-    cpp,
-    java,
-    javascript,
-    typescript,
-    go,
-    rust,
-    bash,
-    php,
-    ruby,
-    lua,
-    perl,
-    r,
-    racket,
-    scala,
-    csharp,
-    d,
-    kotlin,
-    verilog,
-)
+
+def _scan() -> dict[str, ModuleType]:
+    """Each language's module, by the language's name: every module here but language.py."""
+    found = {}
+    for info in pkgutil.iter_modules(__path__):
+        if info.name != "language":
+            module = importlib.import_module(f"{__name__}.{info.name}")
+            found[module.LANGUAGE.name] = module
+    return dict(sorted(found.items()))
+
+
+_MODULES = _scan()
 #: Each language by its name.
-LANGUAGES: dict[str, Language] = {module.LANGUAGE.name: module.LANGUAGE for module in MODULES}
+LANGUAGES: dict[str, Language] = {name: module.LANGUAGE for name, module in _MODULES.items()}
+#: Each language's self-test (language.py, SelfTest).
+SELF_TESTS: dict[str, SelfTest] = {name: module.SELF_TEST for name, module in _MODULES.items()}
 #: Each name a benchmark's file may give a language (MultiPL-E's, mxeval's, HumanEval-X's), lower-cased.
 _ALIASES: dict[str, str] = {
     alias.lower(): lang.name for lang in LANGUAGES.values() for alias in (lang.name, *lang.aliases)
 }
 #: Benchmarks whose harnesses run a language their own way (a module's DIALECTS).
 BENCHMARKS = ("multipl-e", "mxeval", "humaneval-x")
-#: SandboxFusion's names of the languages of its /run_code that codeexec runs (worker/judging/kinds/script.py):
-#: each, codeexec's language and the dialect that runs a program as SandboxFusion's runner does ("": the
-#: module's own way, where it is SandboxFusion's: `ruby FILE`, `rustc FILE -o BIN`).
-RUN_CODE: dict[str, tuple[str, str]] = {
-    "cpp": ("cpp", "sandboxfusion"),
-    "java": ("java", "sandboxfusion"),
-    "nodejs": ("javascript", "sandboxfusion"),
-    "go": ("go", "sandboxfusion"),
-    "go_test": ("go", "humaneval-x"),  # `go test FILE`, its status deciding, with testify
-    "rust": ("rust", ""),
-    "php": ("php", "sandboxfusion"),
-    "bash": ("bash", ""),
-    "ruby": ("ruby", ""),
-    "lua": ("lua", ""),
-    "perl": ("perl", ""),
-    "R": ("r", ""),
-    "racket": ("racket", ""),
-    "scala": ("scala", "sandboxfusion"),
-    "D_ut": ("d", ""),
-    "junit": ("java", "junit"),
-    "verilog": ("verilog", ""),
-    "typescript": ("typescript", "sandboxfusion"),
-    "jest": ("typescript", "jest"),
-    "kotlin_script": ("kotlin", ""),
-    "csharp": ("csharp", "sandboxfusion"),
-}
+#: SandboxFusion's names of the languages of its /run_code that codeexec runs (worker/judging/kinds/script.py),
+#: in the order of their names: each, codeexec's language and how SandboxFusion's runner runs a program in it
+#: (language.py, RunCode).
+RUN_CODE: dict[str, tuple[str, RunCode]] = dict(
+    sorted(
+        ((name, (language, served)) for language, module in _MODULES.items()
+         for name, served in getattr(module, "RUN_CODE", {}).items()),
+        key=lambda item: item[0].lower(),
+    )
+)  # fmt: skip
 
 
 def packages(names: str) -> str:
@@ -110,19 +69,20 @@ def _wanted(names: str, kind: str) -> list[str]:
     found = [
         package
         for name in wanted
-        for language in _all_ways(name_of(name) or name)
+        for language in every_way(name_of(name) or name)
         for package in getattr(language, kind).split()
     ]
     return list(dict.fromkeys(found))
 
 
-def _all_ways(name: str) -> list[Language]:
+def every_way(name: str) -> list[Language]:
     """The language called `name`, as each benchmark's harness runs it (HumanEval-X's Go needs testify)."""
-    return [LANGUAGES[name], *_dialects(name).values()]
+    return [LANGUAGES[name], *dialects(name).values()]
 
 
-def _dialects(name: str) -> dict[str, Language]:
-    return getattr(MODULES[list(LANGUAGES).index(name)], "DIALECTS", {})
+def dialects(name: str) -> dict[str, Language]:
+    """The language called `name` as other benchmarks' harnesses run it, by the benchmark's name."""
+    return getattr(_MODULES[name], "DIALECTS", {})
 
 
 def name_of(given: str) -> str | None:
@@ -133,9 +93,9 @@ def name_of(given: str) -> str | None:
 def run_code_language(name: str) -> Language | None:
     """The language SandboxFusion calls `name`, as its /run_code runs it; None for one codeexec does not run."""
     found = RUN_CODE.get(name)
-    return None if found is None else language_of(*found)
+    return None if found is None else language_of(found[0], found[1].dialect)
 
 
 def language_of(name: str, benchmark: str = "") -> Language:
     """The language called `name` (codeexec's name), as `benchmark`'s harness runs it."""
-    return _dialects(name).get(benchmark, LANGUAGES[name])
+    return dialects(name).get(benchmark, LANGUAGES[name])

@@ -2,7 +2,7 @@
 
 import re
 
-from codeexec.worker.languages.language import Language
+from codeexec.worker.languages.language import Language, SelfTest
 
 LANGUAGE = Language(
     name="c",
@@ -16,4 +16,10 @@ LANGUAGE = Language(
     artifacts=("{stem}",),
     reads=("/usr/include",),
     failed_assertion=re.compile(r"Assertion `.*' failed"),
+)
+SELF_TEST = SelfTest(
+    passes="#include <assert.h>\nint main(void) { assert(1 + 1 == 2); return 0; }\n",
+    fails="#include <assert.h>\nint main(void) { assert(1 + 1 == 3); return 0; }\n",
+    fails_as="assertion_fail",
+    broken="int main( {",
 )

@@ -4,7 +4,7 @@ compiler's default standard: gnu++17 for g++ 12) with 100 s to compile and 10 s 
 
 The system headers a program includes first (MBXP's and MultiPL-E's `#include <bits/stdc++.h>`, a third of
 a second of every compile's CPU to parse) are compiled once, into a precompiled header of the worker's
-(`<data_dir>/pch/`, read-only to programs: worker/languages/prebuilt.py), for each set of flags, once a
+(`<data_dir>/pch/`, read-only to programs: worker/compilers/prebuilt.py), for each set of flags, once a
 second program has begun with them: the compile then takes it with `-include`, which is what the
 program's own first lines include (each header again is a no-op: they are guarded), and gcc falls back to
 the headers themselves where it cannot use it. Only system headers (`#include <...>`) are ever compiled
@@ -19,8 +19,8 @@ from collections import Counter
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from codeexec.worker.languages import prebuilt
-from codeexec.worker.languages.language import Language, Toolchain
+from codeexec.worker.compilers import prebuilt
+from codeexec.worker.languages.language import Language, RunCode, SelfTest, Toolchain
 
 #: Libraries a program links where it includes their headers (HumanEval-X's CPP/162 uses OpenSSL's MD5,
 #: which CodeGeeX links for it: libssl-dev).
@@ -49,7 +49,7 @@ class Cpp(Language):
         return steps
 
     def directories(self, tools: dict[str, str]) -> tuple[str, ...]:
-        """Also the precompiled headers' (worker/languages/prebuilt.py)."""
+        """Also the precompiled headers' (worker/compilers/prebuilt.py)."""
         return (*super().directories(tools), prebuilt.directory(PCH))
 
 
@@ -118,5 +118,20 @@ DIALECTS = {
         compile=(("g++", "-std=c++17", "{file}", "-o", "test", "-lpthread"),),
         run=("./test",),
         artifacts=("test",),
+    ),
+}
+SELF_TEST = SelfTest(
+    passes="#include <cassert>\nint main() { assert(1 + 1 == 2); }\n",
+    fails="#include <cassert>\nint main() { assert(1 + 1 == 3); }\n",
+    fails_as="assertion_fail",
+    broken="int main( {",
+)
+RUN_CODE = {
+    "cpp": RunCode(
+        "sandboxfusion",
+        echo=(
+            "#include <iostream>\nint main() { int n; std::cin >> n; std::cout << n << ' ' << n + 1 << std::endl; }\n"
+        ),
+        failing="#include <cassert>\nint main() { assert(1 == 2); return 0; }\n",
     ),
 }

@@ -12,7 +12,7 @@ records, file-scoped namespaces) does not compile here."""
 import re
 from dataclasses import dataclass, replace
 
-from codeexec.worker.languages.language import Language
+from codeexec.worker.languages.language import Language, RunCode, SelfTest
 
 LANGUAGE = Language(
     name="csharp",
@@ -64,3 +64,19 @@ DIALECTS["sandboxfusion"] = ImplicitUsings(
         ),
     }
 )
+SELF_TEST = SelfTest(
+    passes="using System.Diagnostics;\nclass P { static void Main() { Debug.Assert(1 + 1 == 2); } }\n",
+    fails="using System.Diagnostics;\nclass P { static void Main() { Debug.Assert(1 + 1 == 3); } }\n",
+    fails_as="assertion_fail",
+    broken="class P {",
+)
+RUN_CODE = {
+    "csharp": RunCode(
+        "sandboxfusion",
+        echo=(
+            "public class P { public static void Main() { int n = int.Parse(Console.ReadLine());\n"
+            '  Console.WriteLine($"{n} {n + 1}"); } }\n'
+        ),
+        failing='public class P { public static void Main() { throw new Exception("assertion failed"); } }\n',
+    ),
+}

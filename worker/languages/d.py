@@ -4,7 +4,7 @@ is assertion_fail."""
 
 import re
 
-from codeexec.worker.languages.language import Language
+from codeexec.worker.languages.language import Language, RunCode, SelfTest
 
 LANGUAGE = Language(
     name="d",
@@ -19,3 +19,16 @@ LANGUAGE = Language(
     failed_assertion=re.compile(r"AssertError|unittest failure|FAILED unittests"),
     compile_limit_s=15.0,
 )
+SELF_TEST = SelfTest(
+    passes="unittest { assert(1 + 1 == 2); }\nvoid main() {}\n",
+    fails="unittest { assert(1 + 1 == 3); }\nvoid main() {}\n",
+    fails_as="assertion_fail",
+    broken="void main( {",
+)
+RUN_CODE = {
+    "D_ut": RunCode(
+        "",
+        echo='import std.stdio;\nvoid main() { int n; readf(" %d", &n); writeln(n, " ", n + 1); }\n',
+        failing="unittest { assert(1 == 2); }\nvoid main() {}\n",
+    ),
+}

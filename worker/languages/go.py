@@ -16,8 +16,8 @@ import subprocess
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from codeexec.worker.languages import prebuilt
-from codeexec.worker.languages.language import Language, Toolchain
+from codeexec.worker.compilers import prebuilt
+from codeexec.worker.languages.language import Language, RunCode, SelfTest, Toolchain
 
 #: Debian's golang-github-stretchr-testify-dev, which HumanEval-X's tests import (CodeGeeX vendors v1.8.0).
 GOCODE = "/usr/share/gocode"
@@ -115,5 +115,31 @@ DIALECTS = {
         failed_if=None,
         syntax_text=None,
         failed_assertion=None,
+    ),
+}
+SELF_TEST = SelfTest(
+    passes='package p_test\nimport "testing"\nfunc TestP(t *testing.T) { if 1+1 != 2 { t.Errorf("no") } }\n',
+    fails='package p_test\nimport "testing"\nfunc TestP(t *testing.T) { if 1+1 != 3 { t.Errorf("no") } }\n',
+    fails_as="assertion_fail",
+    broken="package p_test\nfunc (",
+)
+RUN_CODE = {
+    "go": RunCode(
+        "sandboxfusion",
+        echo='package main\nimport "fmt"\nfunc main() { var n int; fmt.Scan(&n); fmt.Println(n, n+1) }\n',
+        failing='package main\nfunc main() { if 1 != 2 { panic("assertion failed") } }\n',
+    ),
+    "go_test": RunCode(  # `go test FILE`, its status deciding, with testify
+        "humaneval-x",
+        echo=(
+            "package main\n"
+            'import ("testing"; "github.com/stretchr/testify/assert")\n'
+            "func TestP(t *testing.T) { assert.Equal(t, 2, 1+1) }\n"
+        ),
+        failing=(
+            "package main\n"
+            'import ("testing"; "github.com/stretchr/testify/assert")\n'
+            "func TestP(t *testing.T) { assert.Equal(t, 3, 1+1) }\n"
+        ),
     ),
 }

@@ -3,7 +3,7 @@ org.javatuples), then `java -ea ... Problem` (assertions on: its tests assert), 
 no -ea (its tests throw), 100 s to compile and 10 s to run; HumanEval-X's public class Main. A failed assert
 is assertion_fail.
 
-A javac kept running (WarmCompiler.java, worker/languages/warm.py) compiles in place of a javac command: the
+A javac kept running (WarmCompiler.java, worker/compilers/persistent.py) compiles in place of a javac command: the
 same arguments, its file names made absolute and its class path too (javac in a JVM of its own would
 otherwise take that JVM's: a javac command's is "."), and no annotation processing (-proc:none: none is on
 these class paths, and a compiler that runs no code of the programs' can serve them one after another).
@@ -14,7 +14,7 @@ import os
 import re
 from dataclasses import dataclass, replace
 
-from codeexec.worker.languages.language import Language, absolute
+from codeexec.worker.languages.language import Language, RunCode, SelfTest, absolute
 
 #: Debian's libjavatuples-java: MultiPL-E's javatuples-1.2.jar.
 JAVATUPLES = "/usr/share/java/javatuples.jar"
@@ -108,5 +108,45 @@ DIALECTS = {
             "compile": (("javac", "-cp", f".:{JAVATUPLES}", "{file}"),),
             "run": ("java", *HEAP, "-cp", f".:{JAVATUPLES}", "-ea", "{main}"),
         }
+    ),
+}
+SELF_TEST = SelfTest(
+    passes="class Problem { public static void main(String[] a) { assert 1 + 1 == 2; } }",
+    fails="class Problem { public static void main(String[] a) { assert 1 + 1 == 3; } }",
+    fails_as="assertion_fail",
+    broken="class Problem {",
+)
+RUN_CODE = {
+    "java": RunCode(
+        "sandboxfusion",
+        echo=(
+            "import java.util.Scanner;\n"
+            "public class Main {\n"
+            "  public static void main(String[] a) {\n"
+            "    int n = new Scanner(System.in).nextInt();\n"
+            '    System.out.println(n + " " + (n + 1));\n'
+            "  }\n"
+            "}\n"
+        ),
+        failing="public class Main {\n  public static void main(String[] a) {\n    assert 1 == 2;\n  }\n}\n",
+    ),
+    "junit": RunCode(
+        "junit",
+        echo=(
+            "import org.junit.jupiter.api.Test;\n"
+            "import static org.junit.jupiter.api.Assertions.*;\n"
+            "public class PTest {\n"
+            "  @Test\n"
+            "  void adds() { assertEquals(2, 1 + 1); }\n"
+            "}\n"
+        ),
+        failing=(
+            "import org.junit.jupiter.api.Test;\n"
+            "import static org.junit.jupiter.api.Assertions.*;\n"
+            "public class PTest {\n"
+            "  @Test\n"
+            "  void adds() { assertEquals(3, 1 + 1); }\n"
+            "}\n"
+        ),
     ),
 }

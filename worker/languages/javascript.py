@@ -4,7 +4,7 @@ Debian's node-lodash on NODE_PATH. A failed assert (node:assert's ERR_ASSERTION)
 import re
 from dataclasses import replace
 
-from codeexec.worker.languages.language import Language
+from codeexec.worker.languages.language import Language, RunCode, SelfTest
 
 #: Where Debian's Node packages are (node-lodash, node-typescript), and where `npm install -g` puts others (its
 #: prefix's lib/node_modules: /usr/local's, or /usr's where Node is the system's): HumanEval-X's
@@ -31,5 +31,18 @@ DIALECTS = {
     # CodeGeeX's: console.assert prints "Assertion failed" and goes on; the run passes only if it printed nothing.
     "humaneval-x": replace(
         LANGUAGE, quiet="both", status_ignored=True, failed_assertion=re.compile(r"Assertion failed")
+    ),
+}
+SELF_TEST = SelfTest(
+    passes="const assert = require('node:assert');\nassert.deepEqual(1 + 1, 2);\n",
+    fails="const assert = require('node:assert');\nassert.deepEqual(1 + 1, 3);\n",
+    fails_as="assertion_fail",
+    broken="function (",
+)
+RUN_CODE = {
+    "nodejs": RunCode(
+        "sandboxfusion",
+        echo="const n = Number(require('fs').readFileSync(0, 'utf8'));\nconsole.log(`${n} ${n + 1}`);\n",
+        failing="require('assert').strictEqual(1, 2);\n",
     ),
 }

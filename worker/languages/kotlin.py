@@ -4,7 +4,7 @@ JVM, whose start takes a couple of seconds; an uncaught exception is its stderr 
 
 import re
 
-from codeexec.worker.languages.language import Language
+from codeexec.worker.languages.language import Language, RunCode, SelfTest
 
 LANGUAGE = Language(
     name="kotlin",
@@ -19,3 +19,16 @@ LANGUAGE = Language(
     syntax_text=re.compile(r"^\S+\.kts:\d+:\d+: error:", re.MULTILINE),
     version=("-version",),
 )
+SELF_TEST = SelfTest(
+    passes='if (1 + 1 != 2) throw AssertionError("no")\n',
+    fails='if (1 + 1 != 3) throw AssertionError("no")\n',
+    fails_as="assertion_fail",
+    broken="val x = \n",
+)
+RUN_CODE = {
+    "kotlin_script": RunCode(
+        "",
+        echo='val n = readLine()!!.trim().toInt()\nprintln("$n ${n + 1}")\n',
+        failing='if (1 != 2) throw Exception("assertion failed")\n',
+    ),
+}

@@ -1,7 +1,16 @@
 """What a language is to codeexec: how a program in it is laid out in a file, compiled and run, what its
-toolchain is, and how a run's end reads as a verdict. Each language is one module beside this one, an
-instance of Language (or of a subclass, where a language lays out or reads its programs its own way);
-worker/languages/__init__.py is their one table.
+toolchain is, and how a run's end reads as a verdict. Each language is one module beside this one, which
+holds all of it:
+
+    LANGUAGE    a Language (or an instance of a subclass, where a language lays out or reads its programs its
+                own way): its names, its packages, its commands
+    DIALECTS    the same language as another benchmark's harness runs it, by the benchmark's name (optional)
+    RUN_CODE    the names SandboxFusion's /run_code gives it, each a RunCode: the dialect it runs as, and its
+                check programs (optional: a language /run_code does not name)
+    SELF_TEST   a SelfTest: a program that passes, one whose assertion fails, one that does not compile
+
+worker/languages/__init__.py finds them by scanning this folder: adding a language is its module and its row in
+docs/languages.md.
 
 A program runs as steps (worker/judging/kinds/program.py): the compile steps, each under the compile's time
 limit, then the run, under the test's; each step a command in a process of its own, in the sandbox's
@@ -21,6 +30,32 @@ from codeexec.worker.candidate.sandbox import EXEC_PATHS
 
 #: Where a toolchain's commands are looked for besides the worker's PATH: rustup's and Go's usual homes.
 _ALSO = ("/usr/local/go/bin", os.path.expanduser("~/.cargo/bin"))
+
+
+@dataclass(frozen=True)
+class SelfTest:
+    """What a language's toolchain is checked with, as its benchmarks' tests are written (asserts, a test
+    framework's checks): `passes`, a program that passes; `fails`, one whose assertion fails, and `fails_as`,
+    what that reads as ("assertion_fail", or "error" where the reference cannot tell); `broken`, one that does
+    not compile (or parse: None where its toolchain cannot tell, Lua's). tests/test_languages.py runs it for every
+    language, and so does `codeexec doctor --check`."""
+
+    passes: str
+    fails: str
+    fails_as: str
+    broken: str | None
+
+
+@dataclass(frozen=True)
+class RunCode:
+    """A name SandboxFusion's /run_code gives the language: `dialect`, the module's DIALECTS entry that runs a
+    program as SandboxFusion's runner does ("": LANGUAGE itself); and its check programs (tests/
+    test_run_code_languages.py): `echo`, which reads a number and prints it and one more (a test file's
+    language: whose test passes), and `failing`, which fails an assertion."""
+
+    dialect: str
+    echo: str
+    failing: str
 
 
 class Unavailable(Exception):
@@ -65,8 +100,8 @@ class Language:
     - `refused`: why codeexec does not run this benchmark's programs in it ("" where it does);
     - `companions`: files it puts beside every program, by name (SandboxFusion's Jest project's own);
     - `artifacts`: the files the compile makes that the run needs (as `file`'s words: "{stem}"), kept for
-      the same program again (worker/languages/compiled.py); none: each program compiles anew;
-    - `warm`: the command that starts a compiler kept running (worker/languages/warm.py), which compiles
+      the same program again (worker/compilers/cache.py); none: each program compiles anew;
+    - `warm`: the command that starts a compiler kept running (worker/compilers/persistent.py), which compiles
       program after program in place of the one compile step ("{scratch}": its own directory, which holds
       `warm_files`, its own files beside this module); `warm_statuses`, the statuses that are its verdict
       on a program (others: it failed, and the program compiles as a step); none: each compile is a step;

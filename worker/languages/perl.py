@@ -4,7 +4,7 @@
 import re
 from dataclasses import replace
 
-from codeexec.worker.languages.language import Language
+from codeexec.worker.languages.language import Language, RunCode, SelfTest
 
 LANGUAGE = Language(
     name="perl",
@@ -19,3 +19,16 @@ LANGUAGE = Language(
     syntax_text=re.compile(r"syntax error at "),
 )
 DIALECTS = {"mxeval": replace(LANGUAGE, failed_if=None, run_limit_s=10.0)}
+SELF_TEST = SelfTest(
+    passes="use Test::Deep;\nif (!eq_deeply(1 + 1, 2)) { exit 1; }\n",
+    fails="use Test::Deep;\nif (!eq_deeply(1 + 1, 3)) { exit 1; }\n",
+    fails_as="error",
+    broken="sub {\n",
+)
+RUN_CODE = {
+    "perl": RunCode(
+        "",
+        echo='my $n = <STDIN>;\nprint "$n ", $n + 1, "\\n";\n',
+        failing="die 'assertion failed' unless 1 == 2;\n",
+    ),
+}

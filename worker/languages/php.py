@@ -4,7 +4,7 @@
 import re
 from dataclasses import dataclass, replace
 
-from codeexec.worker.languages.language import Language
+from codeexec.worker.languages.language import Language, RunCode, SelfTest
 
 LANGUAGE = Language(
     name="php",
@@ -32,4 +32,17 @@ class Tagged(Language):
 DIALECTS = {
     "mxeval": replace(LANGUAGE, run_limit_s=10.0),
     "sandboxfusion": Tagged(**{**vars(LANGUAGE), "run": ("php", "-f", "{file}")}),
+}
+SELF_TEST = SelfTest(
+    passes="<?php\nif (1 + 1 != 2) { throw new Exception('Test failed!'); }\n",
+    fails="<?php\nif (1 + 1 != 3) { throw new Exception('Test failed!'); }\n",
+    fails_as="error",
+    broken="<?php\nfunction (",
+)
+RUN_CODE = {
+    "php": RunCode(
+        "sandboxfusion",
+        echo='$n = intval(trim(fgets(STDIN)));\necho "$n " . ($n + 1) . "\\n";\n',
+        failing="<?php\nif (1 != 2) { throw new Exception('assertion failed'); }\n",
+    ),
 }

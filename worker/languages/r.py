@@ -3,7 +3,7 @@ nothing on stderr is an assertion's)."""
 
 import re
 
-from codeexec.worker.languages.language import Language
+from codeexec.worker.languages.language import Language, RunCode, SelfTest
 
 LANGUAGE = Language(
     name="r",
@@ -18,3 +18,16 @@ LANGUAGE = Language(
     failed_assertion=re.compile(r"is not TRUE|are not all TRUE"),
     run_limit_s=5.0,
 )
+SELF_TEST = SelfTest(
+    passes="stopifnot(isTRUE(all.equal(1 + 1, 2)))\n",
+    fails="stopifnot(isTRUE(all.equal(1 + 1, 3)))\n",
+    fails_as="assertion_fail",
+    broken="f <- function( {\n",
+)
+RUN_CODE = {
+    "R": RunCode(
+        "",
+        echo='n <- as.integer(readLines(file("stdin"), n = 1))\ncat(n, n + 1, "\\n")\n',
+        failing="stopifnot(1 == 2)\n",
+    ),
+}

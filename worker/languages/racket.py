@@ -3,7 +3,7 @@ the program; "read-syntax" there is syntax_error)."""
 
 import re
 
-from codeexec.worker.languages.language import Language
+from codeexec.worker.languages.language import Language, RunCode, SelfTest
 
 LANGUAGE = Language(
     name="racket",
@@ -18,3 +18,16 @@ LANGUAGE = Language(
     syntax_text=re.compile(r"read-syntax"),
     failed_assertion=re.compile(r"FAILURE"),
 )
+SELF_TEST = SelfTest(
+    passes="#lang racket\n(require rackunit)\n(check-equal? (+ 1 1) 2)\n",
+    fails="#lang racket\n(require rackunit)\n(check-equal? (+ 1 1) 3)\n",
+    fails_as="assertion_fail",
+    broken="#lang racket\n(define (f\n",
+)
+RUN_CODE = {
+    "racket": RunCode(
+        "",
+        echo='#lang racket\n(define n (read))\n(printf "~a ~a\\n" n (+ n 1))\n',
+        failing='#lang racket\n(unless (= 1 2) (error \'assertion "failed"))\n',
+    ),
+}

@@ -12,7 +12,7 @@ it would have been). What a program sees otherwise: `Gem` and Kernel#gem are not
 import re
 from dataclasses import replace
 
-from codeexec.worker.languages.language import Language
+from codeexec.worker.languages.language import Language, RunCode, SelfTest
 
 #: Beside every program, required before it (`-r`): RubyGems on a require's first miss.
 ON_DEMAND = ".codeexec_rubygems.rb"
@@ -46,3 +46,20 @@ LANGUAGE = Language(
     run_limit_s=5.0,
 )
 DIALECTS = {"mxeval": replace(LANGUAGE, run_limit_s=10.0)}
+SELF_TEST = SelfTest(
+    passes=(
+        "require 'test/unit'\nclass T < Test::Unit::TestCase\n  def test_p\n    assert_equal(2, 1 + 1)\n  end\nend\n"
+    ),
+    fails=(
+        "require 'test/unit'\nclass T < Test::Unit::TestCase\n  def test_p\n    assert_equal(3, 1 + 1)\n  end\nend\n"
+    ),
+    fails_as="assertion_fail",
+    broken="def (\n",
+)
+RUN_CODE = {
+    "ruby": RunCode(
+        "",
+        echo='n = gets.to_i\nputs "#{n} #{n + 1}"\n',
+        failing="raise 'assertion failed' unless 1 == 2\n",
+    ),
+}

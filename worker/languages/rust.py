@@ -19,8 +19,8 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-from codeexec.worker.languages import prebuilt
-from codeexec.worker.languages.language import Language, Toolchain, Unavailable
+from codeexec.worker.compilers import prebuilt
+from codeexec.worker.languages.language import Language, RunCode, SelfTest, Toolchain, Unavailable
 
 #: Debian's crates, as cargo's directory source (each `librust-<crate>-dev` package puts its source here).
 REGISTRY = "/usr/share/cargo/registry"
@@ -140,5 +140,22 @@ DIALECTS = {
             "needs": tuple(f"{REGISTRY}/{name}-{version}.*" for name, version in CRATES.items()),
             "compile": (_CHECK, _TEST),
         }
+    ),
+}
+SELF_TEST = SelfTest(
+    passes="fn main() { assert_eq!(1 + 1, 2); }",
+    fails="fn main() { assert_eq!(1 + 1, 3); }",
+    fails_as="assertion_fail",
+    broken="fn main( {",
+)
+RUN_CODE = {
+    "rust": RunCode(
+        "",
+        echo=(
+            "use std::io::Read;\n"
+            "fn main() { let mut s = String::new(); std::io::stdin().read_to_string(&mut s).unwrap();\n"
+            '  let n: i64 = s.trim().parse().unwrap(); println!("{} {}", n, n + 1); }\n'
+        ),
+        failing="fn main() { assert_eq!(1, 2); }\n",
     ),
 }

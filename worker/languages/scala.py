@@ -1,7 +1,7 @@
 """Scala: MultiPL-E's `scalac -d DIR FILE` (45 s), then `scala -cp DIR Problem` (15 s), passing only with
 status 0 and nothing on stderr; mxeval's object Main, 100 s to compile, 10 s to run, its status deciding.
 
-A scalac kept running (WarmCompiler.java, worker/languages/warm.py) compiles in place of a scalac command: the
+A scalac kept running (WarmCompiler.java, worker/compilers/persistent.py) compiles in place of a scalac command: the
 JVM started as the scalac script starts it (Scala's jars as the class path, its properties), and
 scala.tools.nsc.Main's process() with the command's arguments, its file and output directory made absolute;
 its status is the command's (1 where the compiler reported errors, else 0)."""
@@ -11,7 +11,7 @@ import os
 import re
 from dataclasses import dataclass, replace
 
-from codeexec.worker.languages.language import Language, Toolchain, absolute
+from codeexec.worker.languages.language import Language, RunCode, SelfTest, Toolchain, absolute
 
 
 @dataclass(frozen=True)
@@ -70,4 +70,20 @@ LANGUAGE = Scala(
 DIALECTS = {
     "mxeval": replace(LANGUAGE, main="Main", quiet="", compile_limit_s=100.0, run_limit_s=10.0),
     "sandboxfusion": FirstObject(**{**vars(LANGUAGE), "main": "Main", "quiet": "", "run": ("scala", "{main}")}),
+}
+SELF_TEST = SelfTest(
+    passes="object Problem { def main(args: Array[String]) = { assert(1 + 1 == 2) } }",
+    fails="object Problem { def main(args: Array[String]) = { assert(1 + 1 == 3) } }",
+    fails_as="assertion_fail",
+    broken="object Problem {",
+)
+RUN_CODE = {
+    "scala": RunCode(
+        "sandboxfusion",
+        echo=(
+            "object Echo { def main(args: Array[String]): Unit = { val n = scala.io.StdIn.readInt()\n"
+            '  println(s"$n ${n + 1}") } }\n'
+        ),
+        failing="object Main { def main(args: Array[String]): Unit = { assert(1 == 2) } }\n",
+    ),
 }

@@ -4,7 +4,7 @@ emitted JavaScript: mxeval asks for exit status 2 (errors, output emitted), whic
 `import ... from 'assert'` always gives where no @types/node is found; codeexec takes 0 or 2, so that a
 machine with @types/node does not fail every program (docs/languages.md).
 
-tsc kept running (warm_tsc.js, worker/languages/warm.py) compiles in place of a tsc command: tsc's own
+tsc kept running (warm_tsc.js, worker/compilers/persistent.py) compiles in place of a tsc command: tsc's own
 command line, in the program's directory, with the standard library parsed once. Its statuses 0, 1 and 2
 are tsc's (1: errors, nothing emitted; 2: errors, JavaScript emitted); 99 (tsc threw) and the program is
 compiled by a tsc command.
@@ -23,7 +23,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from codeexec.worker.languages.javascript import NODE_PATH, NODE_PATHS
-from codeexec.worker.languages.language import Language, Toolchain
+from codeexec.worker.languages.language import Language, RunCode, SelfTest, Toolchain
 
 LANGUAGE = Language(
     name="typescript",
@@ -94,3 +94,21 @@ DIALECTS["jest"] = replace(
         "babel.config.json": json.dumps(_BABEL),
     },
 )
+SELF_TEST = SelfTest(
+    passes="declare var require: any;\nconst assert = require('node:assert');\nassert.deepEqual(1 + 1, 2);\n",
+    fails="declare var require: any;\nconst assert = require('node:assert');\nassert.deepEqual(1 + 1, 3);\n",
+    fails_as="assertion_fail",
+    broken="let x: number = 'text';\n",
+)
+RUN_CODE = {
+    "typescript": RunCode(
+        "sandboxfusion",
+        echo="const n: number = Number(require('fs').readFileSync(0, 'utf8'));\nconsole.log(`${n} ${n + 1}`);\n",
+        failing="import assert from 'assert';\nassert.strictEqual(1, 2);\n",
+    ),
+    "jest": RunCode(
+        "jest",
+        echo="import { expect, test } from '@jest/globals';\ntest('adds', () => { expect(1 + 1).toBe(2); });\n",
+        failing="import { expect, test } from '@jest/globals';\ntest('adds', () => { expect(1 + 1).toBe(3); });\n",
+    ),
+}

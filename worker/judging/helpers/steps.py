@@ -25,9 +25,9 @@ from dataclasses import dataclass, field, replace
 
 from codeexec.protocol.result import Outcome, RunResult, ScriptEnd
 from codeexec.protocol.settings import runner_config
-from codeexec.worker.languages import compiled
+from codeexec.worker.compilers import cache
+from codeexec.worker.compilers.persistent import compile_warm
 from codeexec.worker.languages.language import Language, Toolchain, Unavailable
-from codeexec.worker.languages.warm import compile_warm
 from codeexec.worker.process.runner import Harness, run_program
 from codeexec.worker.process.watch import TestEnded
 
@@ -111,8 +111,8 @@ def prepare(
     beside: dict[str, bytes] | None = None,
 ) -> Ready | Failed | RunResult:
     """`program` in `language` made ready to run, with the files `beside` it: a compile whose files are kept
-    (worker/languages/compiled.py) is not made again, its files put beside the program's; where the language
-    has a compiler kept running (worker/languages/warm.py), it compiles; else its compile's steps run alone
+    (worker/compilers/cache.py) is not made again, its files put beside the program's; where the language
+    has a compiler kept running (worker/compilers/persistent.py), it compiles; else its compile's steps run alone
     where what they make is known (then kept), or go before the run in its working directory. A RunResult
     where it cannot run here (the toolchain missing: infra_error)."""
     beside = beside or {}
@@ -146,9 +146,9 @@ def prepare(
             # The language's commands as it says them, not as made for this program: a precompiled header
             # or a prebuilt cache that one compile has and the next has not changes nothing it makes.
             commands = [(list(step), language.env) for step in language.compile]
-            entry = compiled.key(toolchain, commands, file, program, beside)
-            held.enter_context(compiled.compiling(entry))  # the host's other processes wait, then find it
-            kept = compiled.get(entry, made)
+            entry = cache.key(toolchain, commands, file, program, beside)
+            held.enter_context(cache.compiling(entry))  # the host's other processes wait, then find it
+            kept = cache.get(entry, made)
         if kept is None and language.warm and len(compiles) == 1:
             warmed = _warm(language, toolchain, compiles[0], files, options)
             if warmed is not None:
@@ -158,7 +158,7 @@ def prepare(
                 if kept is None:
                     return Failed(language, runs, ended)
                 if made and set(made) <= set(kept):
-                    compiled.put(entry, {name: kept[name] for name in made})
+                    cache.put(entry, {name: kept[name] for name in made})
         if kept is None and made and compiles:  # compile alone, and read what it made before anything of it runs
             done, steps_ended = _steps(program, language, compiles, files, options, fetch=made)
             runs.append(done)
@@ -171,7 +171,7 @@ def prepare(
                 return Failed(language, runs, ended)
             kept = {name: base64.b64decode(content) for name, content in done.files.items()}
             if set(kept) == set(made):
-                compiled.put(entry, kept)
+                cache.put(entry, kept)
         if kept is not None:
             if not ended and compiles:  # kept from before: a compile that succeeded, and said nothing now
                 ended.append((compiles[-1], TestEnded(0, "pass", "", "", 0.0, "", 0, 0.0)))
@@ -187,7 +187,7 @@ def _unavailable(language: Language, missing: str) -> RunResult:
 def _warm(
     language: Language, toolchain: Toolchain, step: Step, files: dict[str, bytes], options: dict[str, object]
 ) -> tuple[RunResult, TestEnded, dict[str, bytes] | None] | None:
-    """The compile `step` by the language's compiler kept running (worker/languages/warm.py): the compile as a
+    """The compile `step` by the language's compiler kept running (worker/compilers/persistent.py): the compile as a
     run, its end as a step's, and what it made where it compiled; None where there is no such compiler."""
     warmed = compile_warm(language, toolchain, step.argv, files, step.limit, runner_config(**options))
     if warmed is None:

@@ -13,11 +13,11 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from codeexec.protocol.kinds import ProgramTests
-from codeexec.protocol.result import RunResult
+from codeexec.protocol.result import Outcome, RunResult
 from codeexec.worker.judging.context import time_limit
 from codeexec.worker.judging.helpers.steps import run_in
 from codeexec.worker.judging.kind import Kind
-from codeexec.worker.languages import language_of
+from codeexec.worker.languages import SELF_TESTS, language_of
 
 if TYPE_CHECKING:
     from codeexec.protocol.run import RunMeta
@@ -34,6 +34,27 @@ def judge(program: str, tests: ProgramTests, context: Context) -> RunResult:
 
 def host_compared(tests: ProgramTests) -> int:
     return 1  # its exit status, which the program cannot forge: the runner reads it from the kernel
+
+
+def self_test(name: str, options: dict[str, object] | None = None) -> dict[str, RunResult]:
+    """The language's self-test (worker/languages/language.py, SelfTest) judged as a program of it is here (its
+    toolchain's commands, the sandbox, the longest limit a run may have): "passes", "fails" and "broken" (where it
+    has one), each its result; self_tested() says what of them went wrong."""
+    test, language = SELF_TESTS[name], language_of(name)
+    given = {"passes": test.passes, "fails": test.fails} | ({"broken": test.broken} if test.broken else {})
+    return {what: run_in(program, language, MOST_S, options or {}) for what, program in given.items()}
+
+
+def self_tested(name: str, results: dict[str, RunResult]) -> list[str]:
+    """What went wrong in the language's self-test (self_test()): [] where it passed, failed and did not
+    compile as its module says."""
+    wanted = {"passes": Outcome.PASS, "fails": Outcome(SELF_TESTS[name].fails_as), "broken": Outcome.SYNTAX_ERROR}
+    said = {"passes": "that passes", "fails": "whose assertion fails", "broken": "that does not compile"}
+    return [
+        f"the program {said[what]} came to {result.exit_code.value}, not {wanted[what].value}: {result.detail}"
+        for what, result in results.items()
+        if result.exit_code is not wanted[what]
+    ]
 
 
 def describe_limits(meta: RunMeta) -> str:

@@ -20,9 +20,12 @@ import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from codeexec.protocol.settings import get_settings
-from codeexec.worker.languages.language import Toolchain
+
+if TYPE_CHECKING:
+    from codeexec.worker.languages.language import Toolchain
 
 #: Entries kept beyond which the oldest tenth go (checked every CHECK_EVERY entries written by a process).
 MOST, CHECK_EVERY = 4000, 200

@@ -18,13 +18,15 @@ import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
-from codeexec.protocol.settings import get_settings
-
 #: Each kind's directory as the sandbox's rules know it (device, inode).
 _allowed: dict[str, set[tuple[int, int]]] = {}
 
 
 def root(kind: str) -> Path:
+    # The settings (pydantic's) when first asked for: the languages' table, which imports this module, is read
+    # before codeexec's requirements are installed (tests/system.py, the worker image's build).
+    from codeexec.protocol.settings import get_settings
+
     return get_settings().data_dir / kind
 
 

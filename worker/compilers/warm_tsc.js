@@ -1,4 +1,4 @@
-// tsc kept running for worker/languages/warm.py: TypeScript's own command line (its lib/tsc.js, loaded as a
+// tsc kept running for worker/compilers/persistent.py: TypeScript's own command line (its lib/tsc.js, loaded as a
 // module rather than run) compiles program after program in one Node process. What it keeps between them is
 // the parsed standard library (lib.*.d.ts: a SourceFile is never changed once parsed, and TypeScript's
 // language service shares them between programs too), taken again only where the file's text is the same;

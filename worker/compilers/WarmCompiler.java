@@ -1,4 +1,4 @@
-// A JVM compiler kept running for worker/languages/warm.py, named by the first argument: javac ("javax.tools",
+// A JVM compiler kept running for worker/compilers/persistent.py, named by the first argument: javac ("javax.tools",
 // the JDK's compiler API) or scalac ("scala.tools.nsc": scala.tools.nsc.Main, as its command runs it). It compiles program after
 // program in one JVM, so that a compile costs the compiler's work once warm rather than a JVM's start and a
 // cold compiler: each compile is the compiler's own entry point with the command's arguments.
