@@ -27,9 +27,10 @@ Split = Literal["all", "prompt", "test", "validation", "train"]
 MBPP_SPLITS = dict(zip(get_args(Split), (None, (1, 10), (11, 510), (511, 600), (601, 974)), strict=True))
 
 
-def _flag(name: str) -> dict[str, Any]:
-    """A field's command-line flag, where it is not its name's (producer/entry/flags.py)."""
-    return {"flag": name}
+def _flag(name: str = "", metavar: str = "") -> dict[str, Any]:
+    """A field's command-line flag, where it is not its name's, and what its value is called in its usage
+    (producer/entry/flags.py)."""
+    return {"flag": name, "metavar": metavar}
 
 
 def _expected(what: str) -> PydanticCustomError:
@@ -46,7 +47,9 @@ class RunOptions(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     k: list[int] = Field(
-        [1, 10, 100], description="pass@k to report (default 1,10,100; the flag takes them comma-separated)"
+        [1, 10, 100],
+        description="pass@k to report (default 1,10,100; the flag takes them comma-separated)",
+        json_schema_extra=_flag(metavar="1,10,100"),
     )
     timeout_s: float | None = Field(
         None,
@@ -54,11 +57,12 @@ class RunOptions(BaseModel):
         "assertions sample, at most 30; EvalPlus's rule a HumanEval+ call; 6 s a competitive-programming test, "
         "LiveCodeBench's; 60 s a test file's sample, BigCodeBench's 240, at most 3600; or CODEEXEC_TIMEOUT_S); "
         "time it could run: load does not count (docs/time-limits.md)",
-        json_schema_extra=_flag("--timeout"),
+        json_schema_extra=_flag("--timeout", "SECONDS"),
     )
     hash_seed: int | None = Field(
         None,
         description="PYTHONHASHSEED of every candidate (default 0, or CODEEXEC_HASH_SEED): the same verdicts every run",
+        json_schema_extra=_flag(metavar="N"),
     )
     isolation: Literal["fork", "fresh"] | None = Field(
         None,
@@ -69,10 +73,12 @@ class RunOptions(BaseModel):
         0,
         description="high, normal (default), low or a whole number: workers serve higher priorities first; runs "
         "of the same priority share them evenly",
+        json_schema_extra=_flag(metavar="high|normal|low|N"),
     )
     environment: str | None = Field(
         None,
         description="the environment candidates run in (default: the problem set's; 'none': the workers' own)",
+        json_schema_extra=_flag(metavar="NAME|none"),
     )
     split: Split = Field("all", description="MBPP split (test: task ids 11-510; default all)")
     challenge: bool = Field(
@@ -100,12 +106,13 @@ class RunOptions(BaseModel):
         1.0,
         description="HumanEval+, MBPP+: the least time limit of a call, seconds (EvalPlus's --min-time-limit; "
         "default 1)",
-        json_schema_extra=_flag("--min-time-limit"),
+        json_schema_extra=_flag("--min-time-limit", "SECONDS"),
     )
     gt_time_limit_factor: float = Field(
         4.0,
         description="HumanEval+, MBPP+: a call may take this times the canonical solution's time (EvalPlus's; "
         "default 4)",
+        json_schema_extra=_flag(metavar="FACTOR"),
     )
 
     @field_validator("k", mode="before")

@@ -120,6 +120,16 @@ def test_the_site_builds_strictly(tmp_path: Path) -> None:
         assert f'id="codeexec.{name}"' in reference, name
 
 
+@pytest.mark.once  # argparse words a usage its own way in each Python: the docs are the host's
+def test_the_commands_usages_are_the_parser_s() -> None:
+    """docs/commands.md opens with every command's usage as its parser gives it (producer/entry/cli.py, synopsis()):
+    a flag added, renamed or dropped is said there, or this fails with what to paste."""
+    from codeexec.producer.entry.cli import synopsis
+
+    first = next(block for block in blocks(ROOT / "docs" / "commands.md") if block.language == "text")
+    assert first.text == synopsis(), f"docs/commands.md's first block, as it should read:\n{synopsis()}"
+
+
 def test_the_readme_s_links_lead_somewhere() -> None:
     text = (ROOT / "README.md").read_text()
     links = re.findall(r"\]\(([^)#:]+)(?:#[^)]*)?\)", text)

@@ -1,5 +1,5 @@
-"""The `codeexec serve` command: its flags, the settings they set, and the server's process (the
-application itself: producer/service/app.py)."""
+"""`codeexec serve`: the HTTP service (SandboxFusion's /run_code, and /v1/batch): its flags, the settings they
+set, and the server's process (the application itself: producer/service/app.py)."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
+from codeexec.producer.entry import flags
 from codeexec.producer.inputs.files import InputError
 from codeexec.producer.local.backend import backend
 from codeexec.protocol.settings import get_settings
@@ -20,15 +21,18 @@ from codeexec.protocol.settings import get_settings
 _GRACE_S = 10
 _FLAGS = {"host": "SERVE_HOST", "port": "SERVE_PORT", "max_queued": "SERVE_MAX_QUEUED"}
 
+HELP = "the HTTP service (docs/service.md)"
+
 
 def add_flags(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--host", help="where to listen (default 127.0.0.1; elsewhere needs a token)")
     parser.add_argument("--port", type=int, help="its port (default 8080)")
     parser.add_argument("--token-file", type=Path, help="a file holding the bearer token (or CODEEXEC_SERVE_TOKEN)")
     parser.add_argument("--max-queued", type=int, help="jobs waiting beyond which requests get 504/429 (default 2048)")
+    flags.add_workers(parser)
 
 
-def command(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace) -> int:
     """Serve until stopped: on the private Valkey with local workers, or on CODEEXEC_REDIS_URL's Redis
     (with local workers only if --workers says so: the workers may be on other hosts)."""
     import uvicorn

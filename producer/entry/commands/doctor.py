@@ -11,6 +11,8 @@ import sys
 from codeexec.producer.inputs.files import InputError
 from codeexec.protocol.settings import get_settings
 
+HELP = "the protections candidates run under on this machine, and its languages"
+
 
 def run(args: argparse.Namespace) -> int:
     """Run a probe candidate in each isolation mode, with this machine's settings, and say what it ran
@@ -68,7 +70,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def add_flags(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--json", action="store_true")
+    parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.add_argument(
         "--check",
         nargs="?",
