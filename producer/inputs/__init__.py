@@ -1,2 +1,4 @@
-"""Reading problems and samples: each benchmark's file format has its one reader here, which builds that kind's
-tests (protocol/models.py), and every input is checked whole before anything is stored (files.py)."""
+"""Reading problems and samples, every input checked whole before anything is stored (files.py names the file
+and line of what is wrong): problems.py (the problem sets, and a problems file's records, each read by the
+shape that fits it: shapes/, a module per shape, which builds its kind's tests) and samples.py.
+"""

