@@ -72,7 +72,7 @@ class TestOutcome(BaseModel):
 
 
 class Check(BaseModel):
-    """What a check of a HumanEval+ run sent (worker/candidate/execute.py): per input [kind, payload, digest, ns]."""
+    """What a check of a HumanEval+ run sent (worker/candidate/calls.py): per input [kind, payload, digest, ns]."""
 
     outputs: list[tuple[str, Any, str, int]]
     stopped: str | None = Field(None, description="'budget': it ran out of its time budget before its end.")

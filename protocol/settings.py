@@ -168,7 +168,7 @@ class Settings(BaseSettings, RunnerConfig):
         None, gt=0, description="Seconds before an unacknowledged job goes to another worker (default: see below)."
     )
 
-    # -- the HTTP service (codeexec serve: producer/service/app.py) ---------------------------------
+    # -- the HTTP service (codeexec serve: producer/service/endpoints.py) ---------------------------------
     serve_host: str = Field("127.0.0.1", description="Where the service listens: loopback unless told otherwise.")
     serve_port: int = Field(8080, ge=0, le=65535, description="Its port (SandboxFusion's).")
     serve_token: str | None = Field(

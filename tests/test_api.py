@@ -79,7 +79,8 @@ def test_problems_and_samples_given_as_objects(tmp_path: Path, monkeypatch: pyte
 def test_a_process_sends_jobs_to_one_redis_only() -> None:
     # The Celery app that sends jobs is configured once; a second Redis would silently get none.
     script = (
-        "import os\nos.environ['CODEEXEC_REDIS_URL'] = 'redis://127.0.0.1:1/0'\nimport codeexec.worker.queue.app\n"
+        "import os\nos.environ['CODEEXEC_REDIS_URL'] = 'redis://127.0.0.1:1/0'\n"
+        "import codeexec.worker.queue.celery_app\n"
         "from codeexec.producer.entry.api import connect\nfrom codeexec.producer.inputs.files import InputError\n"
         "try:\n    with connect('redis://127.0.0.1:2/0'):\n        print('connected')\n"
         "except InputError as exc:\n    print('refused:', exc)\n"

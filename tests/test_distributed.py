@@ -263,7 +263,7 @@ DIE_DURING = {
     "        if i == 1 and size == s._PIPELINE_CHUNK:\n            os.kill(os.getpid(), signal.SIGKILL)\n"
     "        yield chunk\ns._chunks = dying\n",
     # ...or after its third job is sent.
-    "enqueueing": "from codeexec.worker.queue.app import app\nreal = app.send_task\nsent = []\n"
+    "enqueueing": "from codeexec.worker.queue.celery_app import app\nreal = app.send_task\nsent = []\n"
     "def dying(*a, **k):\n    sent.append(1)\n    if len(sent) > 3:\n        os.kill(os.getpid(), signal.SIGKILL)\n"
     "    return real(*a, **k)\napp.send_task = dying\n",
 }

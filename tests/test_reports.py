@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 import system
 from codeexec.producer.entry.api import compare_runs
 from codeexec.producer.entry.display import print_report, stdout
-from codeexec.producer.results.intervals import bootstrap_interval, fisher_exact, moved
+from codeexec.producer.results.intervals import bootstrap_interval, differs, fisher_exact
 from codeexec.producer.run import Run
 from codeexec.protocol import keys
 from codeexec.protocol.result import Outcome, RunResult, StoredResult
@@ -54,11 +54,11 @@ def test_fisher_exact_against_known_values() -> None:
 
 
 def test_what_counts_as_a_task_that_moved() -> None:
-    assert moved(0, 1, 1, 1) and moved(1, 1, 0, 1)  # one sample a side: a flip
-    assert not moved(1, 1, 1, 1)
-    assert moved(1, 10, 7, 10)  # p = 0.02
-    assert not moved(2, 10, 7, 10)  # p = 0.07, and a change of exactly a half
-    assert moved(0, 10, 6, 10)  # more than a half
+    assert differs(0, 1, 1, 1) and differs(1, 1, 0, 1)  # one sample a side: a flip
+    assert not differs(1, 1, 1, 1)
+    assert differs(1, 10, 7, 10)  # p = 0.02
+    assert not differs(2, 10, 7, 10)  # p = 0.07, and a change of exactly a half
+    assert differs(0, 10, 6, 10)  # more than a half
 
 
 class _Page(HTMLParser):

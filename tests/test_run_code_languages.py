@@ -216,7 +216,7 @@ def test_verl_s_and_trl_s_hooks_take_a_language(service: Server, monkeypatch: py
 def test_a_toolchain_a_worker_lacks_is_a_sandbox_error_naming_its_package(monkeypatch: pytest.MonkeyPatch) -> None:
     """The worker's side (its toolchain lacking: the machine's failure, infra_error, with the package to
     install) and the server's answer to it (SandboxError, saying so)."""
-    from codeexec.producer.service.app import run_code_response
+    from codeexec.producer.service.endpoints import run_code_response
     from codeexec.protocol.kinds import Script
     from codeexec.protocol.result import Outcome, StoredResult
     from codeexec.worker.judging.kinds import script

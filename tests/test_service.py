@@ -358,9 +358,9 @@ def test_the_service_and_an_evaluation_share_the_workers(
 def test_files_are_written_and_fetched_inside_the_working_directory_only(tmp_path: Path) -> None:
     from codeexec.worker.process import workfiles
 
-    assert workfiles.parts("a/./b//c.txt") == ["a", "b", "c.txt"]
+    assert workfiles.path_parts("a/./b//c.txt") == ["a", "b", "c.txt"]
     for outside in ("/etc/passwd", "../x", "a/../../x", "", "a\0b"):
-        assert workfiles.parts(outside) is None
+        assert workfiles.path_parts(outside) is None
         with pytest.raises(ValueError):
             workfiles.put(str(tmp_path), {outside: b"x"})
     workfiles.put(str(tmp_path), {"d/e/f.txt": b"inside"})

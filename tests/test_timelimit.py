@@ -113,20 +113,20 @@ def test_on_a_wedged_machine_the_wall_clock_ceiling_ends_the_run() -> None:
 
 
 def test_a_stdin_test_is_not_forgiven_its_runner_s_own_lateness_unless_it_filled_a_pipe(tmp_path: Path) -> None:
-    # The stdin runner (worker/candidate/stdin_tests.py) charged a test the wall clock less the test's own
+    # The stdin runner (worker/candidate/forked_runs.py) charged a test the wall clock less the test's own
     # wait for a CPU and *all* of the runner's: beside busy loops a test that slept 1.5 s was forgiven the
     # runner's late looks at its deadline, one after another, and passed a 1 s limit (once, in CI). The
     # runner's wait is forgiven only for a wake-up that found a pipe of the test's full: its writer may have
     # waited for it then. Here the figures are files of ours: the runner waited 0.5 s, the test 0.1 s.
     sys.path.insert(0, CANDIDATE_DIR)
     try:
-        import stdin_tests
+        import forked_runs
     finally:
         sys.path.remove(CANDIDATE_DIR)
     own, tests = tmp_path / "own", tmp_path / "test"
     own.write_text("0 0 0\n")
     tests.write_text("0 100000000 0\n")
-    test = stdin_tests._Test(1e9, 1e10, 1 << 16, 1 << 16, os.open(own, os.O_RDONLY), True)
+    test = forked_runs._Test(1e9, 1e10, 1 << 16, 1 << 16, os.open(own, os.O_RDONLY), True)
     test.wait = os.open(tests, os.O_RDONLY)
     own.write_text("0 500000000 0\n")
     assert test._charge(1_500_000_000) == 1_400_000_000  # not 0.9 s: the runner's lateness is not the test's

@@ -100,7 +100,7 @@ def connect(
             os.environ[variable] = str(value)
     get_settings.cache_clear()
     settings = get_settings()
-    celery = sys.modules.get("codeexec.worker.queue.app")  # configured once, when this process first sent a job
+    celery = sys.modules.get("codeexec.worker.queue.celery_app")  # configured once, when this process first sent a job
     if celery is not None and celery.app.conf.broker_url != celery.broker_url(settings.effective_redis_url):
         raise InputError(
             f"this process sends its jobs to {celery.app.conf.broker_url} already: one codeexec per process "

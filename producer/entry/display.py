@@ -70,12 +70,12 @@ def wait_for(run: Run, show: bool = True, serving: str | None = None) -> None:
         task = bar.add_task(run.name, total=total, completed=done, rate="")
         started, start_done = time.monotonic(), done
 
-        def moved(done: int, total: int) -> None:
+        def on_progress(done: int, total: int) -> None:
             elapsed = time.monotonic() - started
             rate = (done - start_done) / elapsed if elapsed > 0 else 0.0
             bar.update(task, completed=done, rate=f"{rate:,.1f} samples/s")
 
-        run.wait(moved, lambda message: stderr.print(f"[yellow]{message}", soft_wrap=True), serving)
+        run.wait(on_progress, lambda message: stderr.print(f"[yellow]{message}", soft_wrap=True), serving)
 
 
 def _protections(summary: str) -> str:

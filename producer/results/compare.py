@@ -7,7 +7,7 @@ from collections.abc import Sequence
 
 from pydantic import BaseModel, Field
 
-from codeexec.producer.results.intervals import bootstrap_interval, moved
+from codeexec.producer.results.intervals import bootstrap_interval, differs
 from codeexec.producer.results.passk import pass_at_k
 from codeexec.producer.results.report import RunReport
 
@@ -24,7 +24,7 @@ class Comparison(BaseModel):
     b: str
     tasks_compared: int = Field(description="Tasks in both runs; only these enter the figures.")
     pass_at_k: dict[str, Difference]
-    gained: list[str] = Field(description="Shared tasks whose pass@1 rose by more than noise (intervals.moved()).")
+    gained: list[str] = Field(description="Shared tasks whose pass@1 rose by more than noise (intervals.differs()).")
     lost: list[str] = Field(description="Shared tasks whose pass@1 fell by more than noise.")
     only_in_a: list[str]
     only_in_b: list[str]
@@ -53,7 +53,7 @@ def compare(report_a: RunReport, report_b: RunReport, ks: Sequence[int]) -> Comp
     changed = {
         task_id: tasks_b[task_id].c / tasks_b[task_id].n - tasks_a[task_id].c / tasks_a[task_id].n
         for task_id in shared
-        if moved(tasks_a[task_id].c, tasks_a[task_id].n, tasks_b[task_id].c, tasks_b[task_id].n)
+        if differs(tasks_a[task_id].c, tasks_a[task_id].n, tasks_b[task_id].c, tasks_b[task_id].n)
     }
     return Comparison(
         a=report_a.run,

@@ -54,7 +54,7 @@ MOVED_BY = 0.5  # a change of pass@1 larger than this counts whatever the sample
 SIGNIFICANT = 0.05
 
 
-def moved(c_a: int, n_a: int, c_b: int, n_b: int) -> bool:
+def differs(c_a: int, n_a: int, c_b: int, n_b: int) -> bool:
     """Whether a task's pass@1 (c / n) moved between two runs by more than noise: by more than MOVED_BY,
     or by a difference Fisher's exact test finds significant (p < 0.05). With one sample a side no
     test can tell, and a flip from fail to pass counts; with ten a side, 1 of 10 against 7 of 10 does

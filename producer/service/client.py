@@ -1,4 +1,4 @@
-"""A client of `codeexec serve` (producer/service/app.py), and reward functions that plug it into RL trainers.
+"""A client of `codeexec serve` (producer/service/endpoints.py), and reward functions that plug it into RL trainers.
 
     async with ServiceClient("http://127.0.0.1:8080") as client:
         lines = await client.score(samples, tests={"default": {"inputs": ["1 2\\n"], "outputs": ["3\\n"]}})

@@ -1,4 +1,4 @@
-"""The HTTP service's side of Redis (producer/service/app.py): its requests become jobs of one long-lived run,
+"""The HTTP service's side of Redis (producer/service/endpoints.py): its requests become jobs of one long-lived run,
 and their results come back as workers record them.
 
     a /run_code request   a task of its own (a fresh id) whose problem is a Script, with one sample

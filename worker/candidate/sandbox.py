@@ -241,7 +241,7 @@ def libc():
     a pointer to them), returning its C long result, or raising OSError with errno where it returns -1.
 
     _ctypes alone costs ~0.3 ms where `import ctypes` costs ~1.6 ms; the child loads it before the
-    import guards take it out of sys.modules (execute.py)."""
+    import guards take it out of sys.modules (guard.py)."""
     if _libc:
         return _libc[0]
     import _ctypes
@@ -326,10 +326,10 @@ def prepare(setting: str, program: bytes | None, posture: str = "strict", toolch
         return f"refused: {exc}"
 
 
-def parts(path: str) -> list | None:
+def path_parts(path: str) -> list | None:
     """The components of a path below a directory, or None if it is not one (absolute, empty, a '..', a
     NUL): for the host's files of a working directory (worker/process/workfiles.py) and a runner's of
-    SCRATCH (stdin_tests.py) alike."""
+    SCRATCH (forked_runs.py) alike."""
     if not path or path.startswith("/") or "\0" in path:
         return None
     found = [part for part in path.split("/") if part not in ("", ".")]
@@ -359,10 +359,10 @@ def clear_scratch(plan: Plan | str) -> None:
 def keep_scratch(paths: list) -> None:
     """Copy the files of SCRATCH named by `paths` (absolute, below it) into SCRATCH_COPY of the working
     directory, where the host reads the files it fetches: SCRATCH is this process's mount namespace's, out
-    of the host's sight. The tests' runner (stdin_tests.py) does it, outside the test's Landlock domain: a
+    of the host's sight. The tests' runner (forked_runs.py) does it, outside the test's Landlock domain: a
     link the test left must lead it nowhere (open_below()); what is not a regular file is left out."""
     for path in paths:
-        found = parts(path[len(SCRATCH) + 1 :])
+        found = path_parts(path[len(SCRATCH) + 1 :])
         if found is None:
             continue
         opened = []
@@ -454,7 +454,7 @@ def confine(plan: Plan | str, rules: int | str) -> dict[str, str]:
 
 def confined(plan: Plan | str, rules: int | str) -> dict[str, str]:
     """The states confine() gives where the kernel takes its calls: what a process that confines each
-    process it forks rather than itself reports (worker/candidate/stdin_tests.py)."""
+    process it forks rather than itself reports (worker/candidate/forked_runs.py)."""
     capabilities = plan if isinstance(plan, str) else "on"
     if isinstance(rules, str):
         return {"filesystem": rules, "signals": rules, "capabilities": capabilities}

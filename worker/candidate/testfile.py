@@ -20,7 +20,7 @@ import builtins
 import sys
 
 import bigcodebench_harness
-from execute import describe, message_of
+from failures import describe, message_of
 
 MODULE = "__test__"
 

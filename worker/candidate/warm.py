@@ -6,11 +6,12 @@ import _frozen_importlib
 import os
 import sys
 
-from child import died_of, keep, main
-from execute import guards
+from child import main
+from forked_runs import pid_in_proc, prelude_namespace
+from guard import guards
+from lifeline import died_of, keep
 from namespaces import CLONE_NEWPID, new_namespaces, setns, unshare
 from sandbox import prepare, restrict_calls, ruleset
-from stdin_tests import pid_in_proc, prelude_namespace
 
 _read, _exit, _open, _close = os.read, os._exit, os.open, os.close
 _gcd_import = _frozen_importlib._gcd_import  # bound before the guards replace it
@@ -76,7 +77,7 @@ def serve(
             _gcd_import(module)
         except BaseException:  # not installed, or broken: each candidate that imports it finds out itself
             pass
-    if prelude:  # stdin tests' (stdin_tests.py): their runners start from its namespace
+    if prelude:  # stdin tests' (forked_runs.py): their runners start from its namespace
         try:
             prelude_namespace(prelude)
         except BaseException:  # each runner runs it again, and reports how it fails

@@ -181,7 +181,7 @@ class _Compiler:
             if got is None:  # dead, or over the ceiling or the limit
                 if self.process.poll() is not None:
                     return None
-                detail = f"timed out after {limit_s:g} s"  # as a step's (worker/candidate/stdin_tests.py)
+                detail = f"timed out after {limit_s:g} s"  # as a step's (worker/candidate/forked_runs.py)
                 return Compiled("limit", None, "", {}, charged_s, wall_s, detail, self.protections)
             status, length = _INT.unpack_from(got)[0], _INT.unpack_from(got, 4)[0]
             said = got[8 : 8 + length].decode("utf-8", "replace").replace(f"{directory}/", "")

@@ -142,7 +142,7 @@ class Language:
         """How its toolchain is installed: its Debian packages, and npm's where it needs some."""
         return f"apt-get install {self.package}" + (f", then npm install -g {self.npm}" if self.npm else "")
 
-    def made(self, file: str) -> list[str]:
+    def artifacts_of(self, file: str) -> list[str]:
         """The files the compile of `file` makes that its run needs (`artifacts`)."""
         return [_fill(name, self._words(file)) for name in self.artifacts]
 
@@ -156,7 +156,7 @@ class Language:
 
     def steps(self, file: str, toolchain: Toolchain, program: str = "") -> list[tuple[str, list[str], dict[str, str]]]:
         """("compile" or "run", argv, env) of each step of `program`, in `file`, its tools' paths from
-        `toolchain` (env's "{dir}" is the runner's to fill: worker/candidate/stdin_tests.py); Unavailable
+        `toolchain` (env's "{dir}" is the runner's to fill: worker/candidate/forked_runs.py); Unavailable
         where what they need could not be made."""
         words = self._words(file)
 

@@ -1,5 +1,5 @@
 """Which assertions the host judges: an assert on one value the candidate's code computes, split into
-the expression, which the candidate's process evaluates and sends back as a value (worker/candidate/execute.py),
+the expression, which the candidate's process evaluates and sends back as a value (worker/candidate/assertions.py),
 and the test of that value, which stays here (worker/process/runner.py): the candidate never sees the
 constant, and its objects' __eq__ or __bool__ never decide the verdict.
 

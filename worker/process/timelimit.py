@@ -26,7 +26,7 @@ lateness too, once per pipeful: at most 20 before the default caps.
 A stdin test or a step of another language's program runs in a process of its own under a limit of its
 own, charged by the runner as above but from the wait of whichever of its threads, or of the threads of the
 processes it started, waited most (a JVM's main thread only waits for the one running the program, a compiler
-driver for its compiler: worker/candidate/stdin_tests.py). The candidate, the
+driver for its compiler: worker/candidate/forked_runs.py). The candidate, the
 tests' runner, is charged only what each test was charged once it has ended ("test" records), and none of
 a test's time while it runs (from its "starting" record): its wall-clock time on a loaded machine is not
 the runner's, and the test's own limit and ceiling bound it.

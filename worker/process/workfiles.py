@@ -16,7 +16,7 @@ import os
 import stat
 from collections.abc import Collection, Mapping, Sequence
 
-from codeexec.worker.candidate.sandbox import SCRATCH, SCRATCH_COPY, open_below, parts
+from codeexec.worker.candidate.sandbox import SCRATCH, SCRATCH_COPY, open_below, path_parts
 
 #: What all of a run's fetched files may come to (a file a candidate writes may be up to its file size
 #: limit): files beyond it are left out, as missing ones are.
@@ -28,7 +28,7 @@ def put(workdir: str, files: Mapping[str, bytes], executable: Collection[str] = 
     may be executed (a compiled program kept from before). Raises ValueError for a path outside it (the
     producer refuses those first)."""
     for path, content in files.items():
-        found = parts(path)
+        found = path_parts(path)
         if found is None:
             raise ValueError(f"{path!r} is not a path inside the working directory")
         directory = os.path.join(workdir, *found[:-1])
@@ -62,9 +62,9 @@ def _where(path: str) -> list[str] | None:
     """The components below the working directory of the file a fetched path names: its own, or for a file
     of SCRATCH, its runner's copy in SCRATCH_COPY."""
     if path.startswith(f"{SCRATCH}/"):
-        found = parts(path[len(SCRATCH) + 1 :])
+        found = path_parts(path[len(SCRATCH) + 1 :])
         return None if found is None else [SCRATCH_COPY, SCRATCH.strip("/"), *found]
-    return parts(path)
+    return path_parts(path)
 
 
 def _read_below(workdir: str, found: list[str] | None, room: int) -> bytes | None:

@@ -1,4 +1,4 @@
-"""The worker's Celery consumer (app.py's worker_consumer): Celery's own, but that losing Redis does not end
+"""The worker's Celery consumer (celery_app.py's worker_consumer): Celery's own, but that losing Redis does not end
 the worker.
 
 When the broker's connection is lost, Celery 5.7 cleans it up with kombu's Connection.collect(), then closes

@@ -22,7 +22,7 @@ from codeexec.worker.judging.sample_program import program_for, unclosed_fence
 from codeexec.worker.process.protections import check_at_start, summary
 from codeexec.worker.process.zygote import LOST as ZYGOTE_LOST
 from codeexec.worker.queue import ticks
-from codeexec.worker.queue.app import app
+from codeexec.worker.queue.celery_app import app
 from codeexec.worker.queue.leases import Heart
 from codeexec.worker.queue.store import WorkerStore, connect
 

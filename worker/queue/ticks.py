@@ -10,7 +10,7 @@ import redis
 
 from codeexec.protocol import keys
 from codeexec.protocol.run import Job
-from codeexec.worker.queue.app import app
+from codeexec.worker.queue.celery_app import app
 from codeexec.worker.queue.schedule import Schedule
 
 #: The Celery task a tick runs (tasks.py, evaluate).

@@ -17,9 +17,8 @@ HELP = "the protections candidates run under on this machine, and its languages"
 def run(args: argparse.Namespace) -> int:
     """Run a probe candidate in each isolation mode, with this machine's settings, and say what it ran
     under; exit 1 if the settings require a protection that is not in place."""
-    from codeexec.worker.candidate.sandbox import missing
     from codeexec.worker.languages import LANGUAGES
-    from codeexec.worker.process.protections import NAMES, probe, programs_relaxations, relaxations
+    from codeexec.worker.process.protections import NAMES, missing, probe, programs_relaxations, relaxations
 
     settings = get_settings()
     found = probe()

@@ -18,7 +18,7 @@ def run(args: argparse.Namespace) -> int:
         import flower  # noqa: F401 — only to say clearly that it is missing
     except ImportError:
         raise InputError("Flower is not installed: pip install 'codeexec[monitor]'") from None
-    from codeexec.worker.queue.app import app  # reads the settings: only once the flags are in the environment
+    from codeexec.worker.queue.celery_app import app  # reads the settings: only once the flags are in the environment
 
     app.start(["flower", f"--port={args.port}"])
     return 0

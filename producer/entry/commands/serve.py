@@ -1,5 +1,5 @@
 """`codeexec serve`: the HTTP service (SandboxFusion's /run_code, and /v1/batch): its flags, the settings they
-set, and the server's process (the application itself: producer/service/app.py)."""
+set, and the server's process (the application itself: producer/service/endpoints.py)."""
 
 from __future__ import annotations
 
@@ -37,7 +37,7 @@ def run(args: argparse.Namespace) -> int:
     (with local workers only if --workers says so: the workers may be on other hosts)."""
     import uvicorn
 
-    from codeexec.producer.service.app import Guard, create_app, is_loopback
+    from codeexec.producer.service.endpoints import Guard, create_app, is_loopback
 
     for flag, variable in _FLAGS.items():
         if getattr(args, flag) is not None:

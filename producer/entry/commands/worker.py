@@ -18,7 +18,7 @@ def add_flags(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from codeexec.worker.queue.app import app  # reads the settings: only once the flags are in the environment
+    from codeexec.worker.queue.celery_app import app  # reads the settings: only once the flags are in the environment
 
     argv = ["worker", *WORKER_FLAGS, "-Q", queues(environments.served(get_settings()))]
     if args.concurrency:

@@ -4,7 +4,7 @@ compiled and run, whoever runs it: a benchmark's program (worker/judging/kinds/p
 program's stdin tests (worker/judging/kinds/stdin.py: prepare(), then a run of what the compile made per test).
 
 Each step (a compile, the run) is a command executed in a process of its own by the candidate's runner
-(worker/candidate/stdin_tests.py, run_steps()), confined by the sandbox's programs posture: the system's and
+(worker/candidate/forked_runs.py, run_steps()), confined by the sandbox's programs posture: the system's and
 the language's toolchain directories read and executed, the working directory written and executed, no
 network. A step's time is charged as a stdin test's (worker/process/timelimit.py): the compile's under a
 limit of its own, which counts against the verdict only when it is exceeded, and the run's the test's.
@@ -86,7 +86,7 @@ class Ready:
     ) -> tuple[RunResult, list[tuple[Step, TestEnded]]]:
         """Run `steps` (the compiles still to run, then runs of its run step) in one working directory;
         `on_run(n, test)`: the nth run ended, say whether to go on (else: while each exits with status 0)."""
-        made = self.language.made(self.language.file_of(self.program))
+        made = self.language.artifacts_of(self.language.file_of(self.program))
         return _steps(self.program, self.language, steps, self.files, self.options, fetch, made, on_run)
 
 
@@ -134,7 +134,7 @@ def prepare(
         "deny_imports": False,  # no Python of the candidate's runs: its steps are other programs
     }
     files = beside | {name: text.encode() for name, text in language.companions.items()} | {file: program.encode()}
-    made = language.made(file)
+    made = language.artifacts_of(file)
     compiles = [step for step in steps if step.kind == "compile"]
     [run] = [step for step in steps if step.kind == "run"]
     runs: list[RunResult] = []

@@ -1,7 +1,7 @@
 """Call-based tests (LeetCode's `class Solution`, APPS' and LiveCodeBench's fn_name): the program is
 loaded once, in a process of its own, and its entry point called on each test's arguments; what each
 call returns comes back to the host, which compares it with the expected value (as HumanEval+'s are:
-worker/candidate/execute.py, run_io(); worker/judging/helpers/cases.py says how a sample is judged).
+worker/candidate/calls.py, run_io(); worker/judging/helpers/cases.py says how a sample is judged).
 
 The entry point is a method of a new ``Solution()`` where the program has ``class Solution`` (the
 substring, LiveCodeBench's rule), else the function of that name. Each call may be charged the test's

@@ -5,7 +5,7 @@ MBPP's own tests) and "plus" (EvalPlus's), and a canonical solution whose output
 ones, compared by == or by the task's special oracle (worker/judging/helpers/oracles.py).
 
 1. The truth: once per run and task, a worker runs the canonical solution on every input, in the
-   runner like any candidate (worker/candidate/execute.py), and stores what each call returned and the
+   runner like any candidate (worker/candidate/calls.py), and stores what each call returned and the
    time it was charged (keys.truth). Outputs travel as JSON the host decodes, or, when large (strings
    of megabytes in HumanEval/15), as digests of their canonical bytes. The truth is also kept for
    later runs of the same tests on the same interpreter and hash seed (keys.TRUTHS, truth_key()):

@@ -3,7 +3,7 @@ input, with files in its working directory, and how it ended (RunResult.script),
 
 It runs on the stdin tests' path (worker/judging/kinds/stdin.py) with one test: the candidate's process is its
 runner and forks the program's process, confined by the sandbox, from a warm interpreter; the runner
-keeps its stderr as well as its stdout, and runs it as Python runs a file (worker/candidate/stdin_tests.py,
+keeps its stderr as well as its stdout, and runs it as Python runs a file (worker/candidate/forked_runs.py,
 run_file()). The host writes the files into the working directory before, and reads the ones asked
 for after (worker/process/workfiles.py).
 

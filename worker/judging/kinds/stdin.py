@@ -2,7 +2,7 @@
 real standard input, and the host compares what it printed (worker/judging/helpers/cases.py says how a sample
 is judged).
 
-One candidate's process per sample is the tests' runner (worker/candidate/stdin_tests.py): it runs the
+One candidate's process per sample is the tests' runner (worker/candidate/forked_runs.py): it runs the
 mode's prelude and compiles the program once, then forks a process for each test, which runs the
 program as __main__, as `python program.py < input` would, confined by the sandbox; between tests
 everything the test started is killed and what it wrote removed. So no test can change another's

@@ -36,7 +36,7 @@ from codeexec.protocol.models import Problem, Sample, SampleKind
 from codeexec.protocol.result import ScriptEnd, StoredResult
 from codeexec.protocol.settings import Settings
 from codeexec.worker.languages import RUN_CODE
-from codeexec.worker.process.workfiles import parts
+from codeexec.worker.process.workfiles import path_parts
 
 #: SandboxFusion's languages (its server's `Language`, sandbox/runners/types.py): a name outside them is
 #: refused as SandboxFusion refuses it (422); one of them that codeexec does not run is answered as
@@ -87,7 +87,7 @@ class RunCodeRequest(BaseModel):
     @classmethod
     def _files_inside(cls, files: dict[str, str | None]) -> dict[str, str | None]:
         for path, content in files.items():
-            if parts(path) is None:
+            if path_parts(path) is None:
                 raise ValueError(f"files: {path!r} is not a relative path inside the working directory")
             if content is not None:
                 try:

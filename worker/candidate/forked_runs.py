@@ -56,7 +56,7 @@ import sys
 import time
 from _signal import SIGKILL
 
-from execute import describe, flush_output, limit_hit, message_of
+from failures import describe, flush_output, limit_hit, message_of
 from sandbox import confine, empty, keep_scratch
 
 # Bound now, before any candidate code runs, so a candidate that reassigns them changes nothing here.
