@@ -215,6 +215,37 @@ def test_the_worker_s_parts_depend_on_each_other_one_way() -> None:
     ]
 
 
+def worker_modules_imported(path: Path, modules: dict[str, Path]) -> set[str]:
+    """The worker's modules a producer module imports: what it names (a module, or the module a name is of)."""
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import):
+            found |= {alias.name for alias in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            named = {f"{node.module}.{alias.name}" for alias in node.names}
+            found |= {name for name in named if name in modules} or {node.module}
+    return {name for name in found if name.startswith("codeexec.worker")}
+
+
+def test_the_producer_imports_only_the_worker_s_entry_points() -> None:
+    """What the producer may use of the worker is listed in one place (codeexec.worker.ENTRY_POINTS); the rest
+    is the worker's own, free to change."""
+    from codeexec.worker import ENTRY_POINTS
+
+    modules = module_files()
+    assert set(ENTRY_POINTS) <= set(modules)
+    used = {
+        name: sorted(worker_modules_imported(path, modules) - set(ENTRY_POINTS))
+        for name, path in modules.items()
+        if name == "codeexec" or name.startswith("codeexec.producer")
+    }
+    assert not {name: outside for name, outside in used.items() if outside}
+    every = set().union(
+        *(worker_modules_imported(path, modules) for path in modules.values() if "producer" in str(path))
+    )
+    assert set(ENTRY_POINTS) - every - {"codeexec.worker.process.runner"} == set(), "an entry point no one uses"
+
+
 def test_the_protocol_is_neither_side_s() -> None:
     """protocol/ is what the producer and the worker speak: it imports neither, and both import it."""
     graph, _ = package_graph()
@@ -270,7 +301,7 @@ KINDS_OWN = (
     "codeexec.worker.judging.helpers.",
     "codeexec.producer.inputs.",
     "codeexec.producer.service.batch",  # a batch's test sets: stdin or call-based tests
-    "codeexec.producer.service.app",  # a /run_code request: a script
+    "codeexec.producer.service.endpoints",  # a /run_code request: a script
     "codeexec.producer.results.files.",
 )
 
