@@ -27,7 +27,7 @@ import redis
 from codeexec.producer.inputs.files import InputError, read_jsonl, write_whole
 from codeexec.producer.inputs.problems import load_problems
 from codeexec.producer.inputs.samples import SampleSet, read_samples
-from codeexec.producer.local.backend import restarted, unreachable
+from codeexec.producer.local.backend import restart_notice, unreachable
 from codeexec.producer.results.report import Counts, RunReport, build_report
 from codeexec.producer.submission import Submission, check_run_name
 from codeexec.producer.submission import options as run_options
@@ -303,7 +303,7 @@ class Run:
         """The server's id now; said where it is not `server`'s (it was started again since)."""
         now = server_id(self.client)
         if now != server:
-            say(f"{restarted(self.client)}; the run goes on, nothing is lost")
+            say(f"{restart_notice(self.client)}; the run goes on, nothing is lost")
         return now
 
     def alone(self) -> str | None:

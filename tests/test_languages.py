@@ -28,7 +28,7 @@ from codeexec.protocol.models import Problem, Sample, SampleKind
 from codeexec.protocol.result import Outcome, RunResult
 from codeexec.worker.compilers import cache, prebuilt
 from codeexec.worker.judging.helpers.steps import run_in
-from codeexec.worker.judging.kinds.program import self_test, self_tested
+from codeexec.worker.judging.kinds.program import self_test, self_test_failures
 from codeexec.worker.judging.sample_program import program_for
 from codeexec.worker.languages import (
     LANGUAGES,
@@ -134,7 +134,7 @@ def test_a_language_passes_fails_and_refuses_as_its_harness_does(name: str) -> N
     # the charge corrects for the wait of one thread only; beside the suite's heaviest tests in CI it was
     # charged its whole 15 s (docs/time-limits.md).
     results = self_test(name)
-    assert self_tested(name, results) == []
+    assert self_test_failures(name, results) == []
     passed, failed = results["passes"], results["fails"]
     assert (passed.score, passed.total) == (1.0, 1), passed
     assert passed.protections and all(state == "on" for state in passed.protections.values()), passed.protections
@@ -150,7 +150,7 @@ def test_a_language_passes_fails_and_refuses_as_its_harness_does(name: str) -> N
 
 def test_a_self_test_that_goes_wrong_says_what_did() -> None:
     wrong = RunResult(exit_code=Outcome.PASS, score=1.0, passed=1, total=1)
-    said = self_tested("bash", {"passes": wrong, "fails": wrong})
+    said = self_test_failures("bash", {"passes": wrong, "fails": wrong})
     assert said == ["the program whose assertion fails came to pass, not error: "]
 
 

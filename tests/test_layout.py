@@ -1,7 +1,9 @@
 """One import name, and a layout that shows the architecture: the installed distribution puts only
 `codeexec` on sys.path; the commands and the Python API work from a directory full of the user's own
 modules with the names codeexec's parts once had; the worker's sub-packages import each other in one
-direction only, and the worker side never imports the producer."""
+direction only, the worker side never imports the producer, and the producer only the worker's entry
+points; no module outside a kind's own names it; and the map (docs/architecture.md) lists every module,
+as every path the docs and the code name is there."""
 
 from __future__ import annotations
 
@@ -270,7 +272,7 @@ def test_the_candidate_side_imports_only_itself_and_built_in_modules() -> None:
     )
     allowed = set(sys.builtin_module_names) | set(started.stdout.split()) | {"_ctypes", "select", "_socket"}
     # A test file's suite runs with its framework (and BigCodeBench's harness closes pyplot's figures): they
-    # are imported only by the candidates that run one (suites.py), as their own code would import them.
+    # are imported only by the candidates that run one (testfile.py), as their own code would import them.
     allowed |= {"unittest", "pytest", "matplotlib"}
     # BigCodeBench's harness replaces subprocess's functions, as its own harness, importing it, does.
     allowed.add("subprocess")
@@ -341,6 +343,110 @@ def test_no_module_outside_a_kind_s_own_names_it() -> None:
         if not name.startswith(KINDS_OWN) and (found := kinds_named(path, models, kinds))
     }
     assert not naming
+
+
+# ---- the map: docs/architecture.md ---------------------------------------------------------------------
+
+# A line of the map's tree: its names (files, or folders ending in "/", comma-separated), then its words.
+_NAME = r"(?:[\w.-]+(?:/[\w.-]+)*/|[\w-]+\.\w+)"
+_MAP_LINE = re.compile(rf"^( *)({_NAME}(?:, {_NAME})*)(?: {{2,}}.*)?$")
+_SOURCES = (".py", ".java", ".js", ".json")
+
+
+def map_entries(text: str) -> tuple[set[str], set[str]]:
+    """The files and the folders the map's tree names, each a path from the repository's root: a name is in
+    the folder of the nearest line above it that is less indented and names a folder."""
+    tree = re.search(r"```text\n(.*?)\n```", text, re.DOTALL)
+    assert tree, "the map's tree"
+    files: set[str] = set()
+    folders: set[str] = set()
+    open_folders: list[tuple[int, str]] = []
+    for line in tree[1].splitlines():
+        match = _MAP_LINE.match(line)
+        if not match:
+            continue  # words running on, or Redis between the two sides
+        indent = len(match[1])
+        while open_folders and open_folders[-1][0] >= indent:
+            open_folders.pop()
+        parent = open_folders[-1][1] if open_folders else ""
+        for name in match[2].split(", "):
+            if name.endswith("/"):
+                folders.add(parent + name)
+                open_folders.append((indent, parent + name))
+            else:
+                files.add(parent + name)
+    return files, folders
+
+
+def test_map_entries_nests_by_indentation() -> None:
+    text = "```text\na.py      the top\nb/  a folder\n  c.py, d.js\n  e/\n    f.py  words\n"
+    text += "                 g.py running on\n  h.py\ni/x/  j\n```"
+    assert map_entries(text) == ({"a.py", "b/c.py", "b/d.js", "b/e/f.py", "b/h.py"}, {"b/", "b/e/", "i/x/"})
+
+
+def is_only_a_docstring(path: Path) -> bool:
+    body = ast.parse(path.read_text()).body
+    return all(
+        (isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant))
+        or (isinstance(node, ast.ImportFrom) and node.module == "__future__")
+        for node in body
+    )
+
+
+def test_the_map_lists_every_module() -> None:
+    """docs/architecture.md is the map a newcomer reads first: every module of the package is on it (a
+    folder's __init__.py where it holds more than a docstring), and nothing it names is gone."""
+    files, folders = map_entries((ROOT / "docs" / "architecture.md").read_text())
+    tree = {
+        path.relative_to(ROOT).as_posix()
+        for part in ("protocol", "producer", "worker")
+        for path in (ROOT / part).rglob("*")
+        if path.suffix in _SOURCES and "__pycache__" not in path.parts and "data" not in path.parts
+    } | {"__init__.py"}
+    needed = {path for path in tree if not (path.endswith("__init__.py") and is_only_a_docstring(ROOT / path))}
+    assert sorted(needed - files) == [], "modules the map leaves out"
+    assert sorted(files - tree) == [], "modules the map names that are not there"
+    assert sorted(folder for folder in folders if not (ROOT / folder).is_dir()) == []
+
+
+def test_the_map_s_kinds_are_the_kinds() -> None:
+    """The map's table of the kinds of test is the table the worker finds (worker/judging/kinds/)."""
+    from codeexec.worker.judging.kinds import KINDS
+
+    text = (ROOT / "docs" / "architecture.md").read_text().split("## The kinds of test", 1)[1]
+    rows = re.findall(r"^\| `(\w+)` \| `(\w+)` \|", text, re.MULTILINE)
+    assert rows == [(name, kind.model.__name__) for name, kind in KINDS.items()]
+
+
+# A path of this repository as the docs and the code name one: a file, or a folder ending in "/" (not another
+# project's path that ends the same, sandbox/tests/...).
+_PATH_NAMED = re.compile(
+    r"(?<![\w/.-])((?:producer|worker|protocol|bench|tests|docs|\.ci)/(?:[\w.-]+/)*"
+    r"(?:[\w-]+\.(?:py|md|java|js|json|yml|sh)\b|(?=[\s`),:;]|$)))"
+)
+
+
+def test_paths_named_finds_files_and_folders() -> None:
+    text = "see worker/judging/ and `worker/gone/`, producer/x.py, sandbox/tests/a.py, a worker/ and tests/x/y.txt"
+    assert _PATH_NAMED.findall(text) == ["worker/judging/", "worker/gone/", "producer/x.py", "worker/"]
+
+
+def test_every_path_the_docs_and_the_code_name_is_there() -> None:
+    """A file moved or renamed leaves no pointer to where it was: in the docs, the README, the code's
+    docstrings and comments, the tests and the benchmarks."""
+    texts = [*ROOT.glob("docs/*.md"), ROOT / "README.md", ROOT / "Dockerfile", ROOT / "docker-compose.yml"]
+    for part in ("protocol", "producer", "worker", "tests", "bench", ".ci"):
+        texts += [
+            path for path in (ROOT / part).rglob("*") if path.suffix in (".py", ".md", ".sh", "") and path.is_file()
+        ]
+    gone = {
+        f"{path.relative_to(ROOT)}: {named}"
+        for path in texts
+        if "__pycache__" not in path.parts and path != Path(__file__)  # whose examples are made up
+        for named in _PATH_NAMED.findall(path.read_text(errors="replace"))
+        if not (ROOT / named).exists()
+    }
+    assert sorted(gone) == []
 
 
 # ---- a directory full of clashing names ---------------------------------------------------------------

@@ -104,7 +104,7 @@ def where(client: redis.Redis) -> str:
     return f"Redis at {kwargs.get('host')}:{kwargs.get('port')}"
 
 
-def restarted(client: redis.Redis) -> str:
+def restart_notice(client: redis.Redis) -> str:
     """What to say of a server seen restarted."""
     if where(client) == "the private Valkey":
         return "the private Valkey stopped, and was started again from its append-only file"

@@ -82,7 +82,7 @@ def with_results(run: Recorded, records: Iterable[tuple[int, dict[str, Any]]]) -
         index[task_id] += 1
 
 
-def recorded(
+def samples_with_results(
     run: Recorded, samples_path: Path | None = None
 ) -> tuple[dict[str, Problem], list[tuple[SampleLine, StoredResult]]]:
     """The run's problems, and each sample of its own samples file that has a result, with it, in the

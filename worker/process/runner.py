@@ -57,9 +57,9 @@ class Harness:
     - assertions: run them after the program, in its namespace (of_assertions(): each split, if it can
       be, with the host's half kept here for the watch: worker/process/split.py);
     - calls: call the program's entry point on each input of each check (worker/judging/kinds/evalplus.py,
-      calls.py, checker.py make it);
+      kinds/call.py, helpers/checker.py make it);
     - stdin: the program as a script on each test's standard input, a process per test (worker/judging/
-      stdio.py, script.py), whose runners start from `prelude`'s namespace;
+      kinds/stdin.py, kinds/script.py), whose runners start from `prelude`'s namespace;
     - steps: commands run one after another, each in a process of its own, on the program's file: a
       compiler, then the program it made (worker/judging/kinds/program.py);
     - suite: a test file's tests, after the program (worker/judging/kinds/suite.py).

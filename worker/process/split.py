@@ -12,7 +12,7 @@ with no message, a string literal one, or any other (`"error: " + str(candidate(
 evaluates that only when the test fails, so the child evaluates it only when the host, asked, says
 the test failed (the "value" record, worker/candidate/child.py). The assert is the last statement of a
 plain test (its other statements run first: MBPP's test_setup_code, a problem's own lines) or of
-HumanEval's split check (producer/inputs/humaneval.py, split_check(): the test's other lines, then
+HumanEval's split check (producer/inputs/asserts.py, split_check(): the test's other lines, then
 `def check(candidate): assert ...` and `check(<entry point>)`), whose expression keeps its scope:
 `(lambda candidate: E)(<entry point>)`. Anything else stays an in-process assertion, run as it is.
 """

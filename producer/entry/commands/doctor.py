@@ -84,7 +84,7 @@ def _checked(asked: str | None) -> dict[str, list[str]]:
     self-test ([]: nothing)."""
     if asked is None:
         return {}
-    from codeexec.worker.judging.kinds.program import self_test, self_tested
+    from codeexec.worker.judging.kinds.program import self_test, self_test_failures
     from codeexec.worker.languages import LANGUAGES, name_of
 
     names = list(LANGUAGES) if asked == "all" else [name_of(given) or given for given in asked.split(",") if given]
@@ -92,4 +92,4 @@ def _checked(asked: str | None) -> dict[str, list[str]]:
     if unknown:
         raise InputError(f"--check: not a language codeexec runs: {', '.join(unknown)} (one of {', '.join(LANGUAGES)})")
     here = [name for name in names if not isinstance(LANGUAGES[name].toolchain(), str)]
-    return {name: self_tested(name, self_test(name)) for name in here}
+    return {name: self_test_failures(name, self_test(name)) for name in here}

@@ -6,7 +6,7 @@ import argparse
 
 from codeexec.producer.entry import flags
 from codeexec.producer.entry.commands.report import report_run, results_files_asked
-from codeexec.producer.entry.commands.submit import prepared
+from codeexec.producer.entry.commands.submit import submission_of
 from codeexec.producer.local.backend import backend
 from codeexec.producer.results.files import fit
 from codeexec.producer.run import Run, server_id
@@ -22,7 +22,7 @@ def add_flags(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    submission = prepared(args)
+    submission = submission_of(args)
     settings = get_settings()
     meta = submission.meta
     fit(meta, results_files_asked(args))  # before it is judged

@@ -19,14 +19,14 @@ def add_flags(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    submission = prepared(args)
+    submission = submission_of(args)
     with backend(get_settings()) as client:
         Run.submit(client, submission)
     print(submission.meta.run)
     return 0
 
 
-def prepared(args: argparse.Namespace) -> Submission:
+def submission_of(args: argparse.Namespace) -> Submission:
     """The run the flags ask for, its every input read and checked before anything is written anywhere."""
     return prepare(
         args.problems,

@@ -15,7 +15,7 @@ from codeexec.producer.inputs.problems import BIGCODEBENCH_HARD, load_problems, 
 from codeexec.producer.inputs.samples import read_samples
 from codeexec.producer.results.files import ResultsFile
 from codeexec.producer.results.passk import pass_at_k
-from codeexec.producer.results.persample import Recorded, recorded
+from codeexec.producer.results.persample import Recorded, samples_with_results
 from codeexec.producer.run import Run
 from codeexec.producer.submission import Submission, new_meta
 from codeexec.protocol.result import Outcome, StoredResult
@@ -65,7 +65,7 @@ def write_files(
     `truth` (each task's canonical solution passed, from the ground-truth run) or, without it, gt_pass_rate
     null. Returns the number of samples and the second file's path; samples without a result are left out."""
     meta = run.meta
-    problems, found = recorded(run, samples_path)
+    problems, found = samples_with_results(run, samples_path)
     evaluated: dict[str, list[dict[str, Any]]] = {}
     for line, stored in found:
         verdict, details = status(stored)

@@ -13,7 +13,7 @@ from codeexec.producer.inputs import mbppplus
 from codeexec.producer.inputs.files import open_text_lines, write_whole
 from codeexec.producer.inputs.problems import problems_path
 from codeexec.producer.results.files import ResultsFile
-from codeexec.producer.results.persample import Recorded, recorded
+from codeexec.producer.results.persample import Recorded, samples_with_results
 from codeexec.protocol.kinds import EvalPlusTests
 from codeexec.worker.judging.kinds.evalplus import inputs_of
 from codeexec.worker.judging.sample_program import program_for
@@ -25,7 +25,7 @@ def write(run: Recorded, out: Path, samples_path: Path | None = None, make: bool
     base_fail_tests, plus_fail_tests} (the input EvalPlus lists without --test_details: _fail_tests()).
     Samples without a result are left out."""
     meta = run.meta
-    problems, found = recorded(run, samples_path)
+    problems, found = samples_with_results(run, samples_path)
     evaluated: dict[str, list[dict[str, Any]]] = {}
     for line, stored in found:
         problem = problems[line.task_id]

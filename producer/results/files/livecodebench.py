@@ -9,7 +9,7 @@ from typing import Any
 
 from codeexec.producer.inputs.files import write_whole
 from codeexec.producer.results.files import ResultsFile
-from codeexec.producer.results.persample import Recorded, recorded
+from codeexec.producer.results.persample import Recorded, samples_with_results
 from codeexec.protocol.result import Outcome, StoredResult
 from codeexec.worker.judging.sample_program import program_for
 
@@ -24,7 +24,7 @@ def write(run: Recorded, out: Path, samples_path: Path | None = None, make: bool
     each {question_id, code_list, output_list, graded_list, pass@1, metadata} (metadata: one JSON string per
     sample, {"error_code", "error_message", ...} for a failure, {"execution time"} for a pass). Samples
     without a result are left out."""
-    problems, found = recorded(run, samples_path)
+    problems, found = samples_with_results(run, samples_path)
     rows: dict[str, dict[str, Any]] = {}
     for line, stored in found:
         row = rows.setdefault(

@@ -9,7 +9,7 @@ from typing import Any
 
 from codeexec.producer.inputs.files import InputError, write_whole
 from codeexec.producer.results.files import ResultsFile
-from codeexec.producer.results.persample import Recorded, recorded
+from codeexec.producer.results.persample import Recorded, samples_with_results
 from codeexec.protocol.kinds import ProgramTests
 from codeexec.protocol.models import Problem
 from codeexec.protocol.result import Outcome, StoredResult
@@ -32,7 +32,7 @@ def write(run: Recorded, out: Path, samples_path: Path | None = None, make: bool
     the problem's fields (name, language, prompt, tests, stop_tokens) and its results in the samples' order,
     {program, stdout, stderr, exit_code, status} each (exit_code -1 where it ran out of time; stdout and
     stderr cut to 2,048 characters; MultiPL-E's timestamp is left out)."""
-    problems, found = recorded(run, samples_path)
+    problems, found = samples_with_results(run, samples_path)
     documents: dict[str, dict[str, Any]] = {}
     for line, stored in found:
         problem = problems[line.task_id]

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from codeexec.producer.inputs.files import write_whole
 from codeexec.producer.results.files import ResultsFile
-from codeexec.producer.results.persample import Recorded, recorded
+from codeexec.producer.results.persample import Recorded, samples_with_results
 from codeexec.protocol.result import Outcome
 
 
@@ -16,7 +16,7 @@ def write(run: Recorded, out: Path, samples_path: Path | None = None, make: bool
     """Write `out` as mxeval's evaluate_functional_correctness writes `<samples>_results.jsonl`: each sample
     {task_id, completion, language, result, passed, time_elapsed} in the samples' order (result: the
     program's stderr, or the compiler's; time_elapsed in ms)."""
-    problems, found = recorded(run, samples_path)
+    problems, found = samples_with_results(run, samples_path)
     lines = []
     for line, stored in found:
         language = problems[line.task_id].tests.program_language()

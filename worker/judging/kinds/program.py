@@ -39,13 +39,13 @@ def host_compared(tests: ProgramTests) -> int:
 def self_test(name: str, options: dict[str, object] | None = None) -> dict[str, RunResult]:
     """The language's self-test (worker/languages/language.py, SelfTest) judged as a program of it is here (its
     toolchain's commands, the sandbox, the longest limit a run may have): "passes", "fails" and "broken" (where it
-    has one), each its result; self_tested() says what of them went wrong."""
+    has one), each its result; self_test_failures() says what of them went wrong."""
     test, language = SELF_TESTS[name], language_of(name)
     given = {"passes": test.passes, "fails": test.fails} | ({"broken": test.broken} if test.broken else {})
     return {what: run_in(program, language, MOST_S, options or {}) for what, program in given.items()}
 
 
-def self_tested(name: str, results: dict[str, RunResult]) -> list[str]:
+def self_test_failures(name: str, results: dict[str, RunResult]) -> list[str]:
     """What went wrong in the language's self-test (self_test()): [] where it passed, failed and did not
     compile as its module says."""
     wanted = {"passes": Outcome.PASS, "fails": Outcome(SELF_TESTS[name].fails_as), "broken": Outcome.SYNTAX_ERROR}

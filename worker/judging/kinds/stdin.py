@@ -54,7 +54,7 @@ def run_tests(code: str, tests: StdinTests, plan: Plan) -> RunResult:
     finished: list[tuple[int, str]] = []  # tests whose program ended, and their output: the checker's to judge
 
     def judge(test: TestEnded) -> bool:
-        verdict, detail = ended(test, plan.mode)
+        verdict, detail = verdict_of_end(test, plan.mode)
         if verdict is None and tests.checker is not None:
             finished.append((test.index, test.stdout))
             verdict = Verdict.ACCEPTED  # until the checker says otherwise
@@ -127,7 +127,7 @@ def _in_language(
     return run
 
 
-def ended(test: TestEnded, mode: JudgeMode) -> tuple[Verdict | None, str]:
+def verdict_of_end(test: TestEnded, mode: JudgeMode) -> tuple[Verdict | None, str]:
     """The verdict of a test whose program did not end normally, and why; (None, "") when it did, and its
     output is to be compared."""
     if test.ended == "pass":

@@ -64,10 +64,10 @@ def run_suite(code: str, tests: SuiteTests, time_limit_s: float | None, options:
         "detail_chars": _TRACEBACK_CHARS,
     }
     run = run_program(code, Harness("suite", suite), limit, **options_for(tests, options))
-    return judged(run, len(tests.names))
+    return suite_result(run, len(tests.names))
 
 
-def judged(run: RunResult, expected: int) -> RunResult:
+def suite_result(run: RunResult, expected: int) -> RunResult:
     """The sample's result from its process's: the tests' outcomes decide a run that got through them."""
     ran = run.tests
     passed = sum(test.outcome in ("pass", "skip") for test in ran)
