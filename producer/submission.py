@@ -89,7 +89,7 @@ def prepare(
     except InputError as exc:
         message = str(exc)
         for what, path in given.items():
-            message = message.replace(f"{path}:", f"{what} given as objects, record ", 1)
+            message = message.replace(f"{path}:", f"{what} given as objects, record ")
         raise InputError(message) from None
     name = run or new_run_id("run" if "samples" in given else Path(samples).name.split(".")[0])
     options = options.model_copy(update={"environment": needed_environment(found, sample_set, options, settings)})

@@ -75,14 +75,42 @@ def test_bad_samples(tmp_path: Path, content: bytes, message: str) -> None:
 
 
 def test_unknown_task_ids_are_all_listed_or_skipped_on_request(tmp_path: Path) -> None:
-    rows = [{"task_id": "a", "completion": "x"}] + [{"task_id": f"z{i}", "completion": "x"} for i in range(12)]
+    rows = [{"task_id": "a", "completion": "x"}] + [{"task_id": f"z{i}", "completion": "x"} for i in range(25)]
     path = write_jsonl(tmp_path / "s.jsonl", rows)
     with pytest.raises(InputError) as caught:
         read_samples(path, PROBLEMS)
     text = str(caught.value)
-    assert "12 sample(s) name a task_id" in text and "s.jsonl:2: 'z0'" in text and "and 2 more" in text
+    assert "25 sample(s) name a task_id" in text and "s.jsonl:2: 'z0'" in text and "and 5 more" in text
     skipped = read_samples(path, PROBLEMS, skip_unknown=True)
-    assert len(skipped.lines) == 1 and skipped.skipped_unknown == 12
+    assert len(skipped.lines) == 1 and skipped.skipped_unknown == 25
+
+
+def test_every_bad_line_is_told_at_once_and_a_task_id_in_the_wrong_case_is_guessed(tmp_path: Path) -> None:
+    problems = {tid: Problem(task_id=tid, assertions=["assert True"]) for tid in ("HumanEval/0", "b")}
+    path = tmp_path / "s.jsonl"
+    path.write_text(
+        '{"task_id": "b", "completion": "x"}\n'
+        '{"task_id": "b", "completion": "x"\n'
+        '{"completion": "x"}\n'
+        '{"task_id": "b", "completion": "x"}\n'
+        '{"task_id": "b", "completion": 5}\n'
+        '{"task_id": "humaneval/0", "completion": "x"}\n'
+        '{"task_id": "HumanEval/999", "completion": "x"}\n'
+    )
+    with pytest.raises(InputError) as caught:
+        read_samples(path, problems)
+    assert str(caught.value).splitlines() == [
+        "3 bad lines:",
+        f"  {path}:2: malformed JSON: Expecting ',' delimiter (column 35, the line's end)",
+        f"  {path}:3: missing task_id (a string): each sample needs one",
+        f"  {path}:5: completion must be a string, not int",
+        "2 sample(s) name a task_id that is not among the problems (--skip-unknown leaves them out):",
+        f"  {path}:6: 'humaneval/0': did you mean 'HumanEval/0'?",
+        f"  {path}:7: 'HumanEval/999'",
+    ]
+    many = write_jsonl(tmp_path / "many.jsonl", [{"task_id": "b"}] * 25)
+    with pytest.raises(InputError, match=r"25 bad lines:(.|\n)*many\.jsonl:20: (.|\n)*and 5 more$"):
+        read_samples(many, problems)
 
 
 def test_missing_file(tmp_path: Path) -> None:
@@ -241,6 +269,13 @@ def test_a_json_error_names_its_line_and_column(tmp_path: Path) -> None:
     array = tmp_path / "problems.json"
     array.write_text('[\n  {"task_id": "a", "assertions": ["assert 1"]},\n  {"task_id": "b" "assertions": []}\n]\n')
     with pytest.raises(InputError, match=r"problems\.json:3: malformed JSON: Expecting ',' delimiter \(column 19\)$"):
+        load_problems(str(array))
+    # Where a line ends unfinished, the error is there, not at the next line's start.
+    path.write_text('{"task_id": "a", "completion": "1"\n')
+    with pytest.raises(InputError, match=r"bad\.jsonl:1: .* delimiter \(column 35, the line's end\)$"):
+        read_samples(path, PROBLEMS)
+    array.write_text('[\n  {"task_id": "a", "assertions": ["assert 1"]}\n  {"task_id": "b", "assertions": []}\n]\n')
+    with pytest.raises(InputError, match=r"problems\.json:2: .* delimiter \(column 47, the line's end\)$"):
         load_problems(str(array))
 
 

