@@ -114,6 +114,9 @@ class RunResult(BaseModel):
         "for a CPU (worker/process/timelimit.py).",
     )
     wall_clock_only: bool = Field(False, description="The kernel gave no waiting figure: the limit counted wall time.")
+    lasting: bool = Field(
+        False, description="An infra_error that trying again on this worker cannot mend: its toolchain is missing."
+    )
     assertions: list[AssertionOutcome] = Field(default_factory=list)
     protections: dict[str, str] = Field(
         default_factory=dict,

@@ -8,13 +8,15 @@ from __future__ import annotations
 import asyncio
 import base64
 import json
+import os
+from collections.abc import Callable
 from pathlib import Path
 
 import httpx
 import pytest
 
 from codeexec.worker.languages import RUN_CODE
-from helpers import Server
+from helpers import Server, Worker
 
 pytestmark = pytest.mark.once  # other languages: what their toolchains do, the same under every Python
 
@@ -231,3 +233,48 @@ def test_a_toolchain_a_worker_lacks_is_a_sandbox_error_naming_its_package(monkey
     assert result.exit_code is Outcome.INFRA_ERROR and "install lua5.4" in result.detail
     answer = run_code_response(StoredResult.from_run(result))
     assert answer.status == "SandboxError" and "install lua5.4" in answer.message
+
+
+def path_without(directory: Path, *lacking: str) -> str:
+    """A PATH of links to every command of this one's but those whose names start with one of `lacking`: a
+    machine without those toolchains."""
+    directory.mkdir()
+    for folder in os.environ["PATH"].split(os.pathsep):
+        for command in Path(folder).glob("*") if Path(folder).is_dir() else ():
+            if not command.name.startswith(lacking) and not os.path.lexists(directory / command.name):
+                (directory / command.name).symlink_to(command)
+    return str(directory)
+
+
+def test_a_language_no_worker_has_is_answered_at_once_naming_its_packages(
+    serve: Callable[..., Server], start_worker: Callable[..., Worker], tmp_path: Path
+) -> None:
+    """Workers say which toolchains they have: a language none has is refused before anything is queued,
+    the 422 of a name that is not SandboxFusion's lists what this server runs and what its workers lack
+    (with the packages), and a program that reaches a worker without its toolchain is answered on the first
+    attempt, not after the retries meant for a machine's passing failure."""
+    worker = start_worker("w1", extra_env={"PATH": path_without(tmp_path / "bin", "lua")})
+    url = serve().url
+    lua = run_code(url, code="print(1)", language="lua")
+    assert lua["status"] == "SandboxError" and lua["run_result"]["status"] == "Error", lua
+    assert "no worker of this server has the toolchain of lua (apt-get install lua5.4 lua-unit)" in lua["message"]
+    assert run_code(url, code="print(41 + 1)", language="python")["run_result"]["stdout"] == "42\n"
+
+    cobol = httpx.post(f"{url}/run_code", json={"code": "x", "language": "cobol"}, timeout=60)
+    assert cobol.status_code == 422, cobol.text
+    [said] = cobol.json()["detail"]
+    assert said["loc"] == ["body", "language"], said
+    runs, lacking = said["msg"].split("; this server runs ")[1].split("; its workers lack the toolchains of ")
+    assert "bash" in runs.split(", ") and "lua" not in runs.split(", ")
+    assert lacking == "lua (apt-get install lua5.4 lua-unit)"
+
+    batch = {
+        "tests": {"double": {"inputs": ["3\n"], "outputs": ["6\n"]}},
+        "samples": [{"code": "print(2 * io.read('n'))", "tests": "double", "language": "lua"}],
+        "stream": False,
+    }
+    answer = httpx.post(f"{url}/v1/batch", json=batch, timeout=300)
+    assert answer.status_code == 200, answer.text
+    [line] = answer.json()["results"]
+    assert line["status"] == "infra_error" and "apt-get install lua5.4" in line["detail"], line
+    assert "attempts" not in line["detail"] and "infra_error (attempt" not in worker.log.read_text()

@@ -27,6 +27,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import math
 import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
@@ -42,6 +43,7 @@ from codeexec.protocol.models import Problem, Sample
 from codeexec.protocol.result import StoredResult
 from codeexec.protocol.run import RunMeta, RunOptions
 from codeexec.protocol.settings import RUN_SETTINGS, Settings
+from codeexec.worker.queue.leases import languages_served
 from codeexec.worker.queue.store import connect
 
 log = logging.getLogger(__name__)
@@ -53,6 +55,9 @@ _SWEEP_S = 30.0
 _REDIS_GONE = (redis.ConnectionError, redis.TimeoutError, OSError)
 _AGAIN_S = 1.0
 _SWEEP_BATCH = 500
+# How long the live workers' languages are taken as they were said: a worker that comes with a new one is
+# sent its requests this much later at most.
+_LANGUAGES_KEPT_S = 5.0
 
 
 class Overloaded(Exception):
@@ -79,6 +84,7 @@ class Dispatch:
     _server_id: str = ""
     _listening: asyncio.Task[None] | None = None
     _closing: bool = False
+    _languages: tuple[float, set[str] | None] = (-math.inf, None)
 
     @classmethod
     def open(cls, url: str, settings: Settings) -> Dispatch:
@@ -102,6 +108,15 @@ class Dispatch:
     @property
     def name(self) -> str:
         return self.run.name
+
+    async def languages(self) -> set[str] | None:
+        """The languages some live worker has the toolchain of; None where that is not known (no worker is
+        alive yet, or one does not say)."""
+        said_at, said = self._languages
+        if time.monotonic() - said_at > _LANGUAGES_KEPT_S:
+            said = await asyncio.to_thread(languages_served, self.client)
+            self._languages = (time.monotonic(), said)
+        return said
 
     # -- submitting ----------------------------------------------------------------------------------------
 

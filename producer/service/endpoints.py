@@ -35,19 +35,19 @@ from codeexec.protocol.kinds import Script
 from codeexec.protocol.models import Problem, Sample, SampleKind
 from codeexec.protocol.result import ScriptEnd, StoredResult
 from codeexec.protocol.settings import Settings
-from codeexec.worker.languages import RUN_CODE
+from codeexec.worker.languages import RUN_CODE, run_code_language
 from codeexec.worker.process.workfiles import path_parts
 
 #: SandboxFusion's languages (its server's `Language`, sandbox/runners/types.py): a name outside them is
-#: refused as SandboxFusion refuses it (422); one of them that codeexec does not run is answered as
-#: SandboxFusion answers what it cannot run, with SandboxError and a message saying so. What codeexec runs:
-#: Python's two, and the languages of the workers' table (worker/languages/__init__.py, RUN_CODE).
+#: refused as SandboxFusion refuses it (422, naming those this server runs); one of them that codeexec does
+#: not run, or whose toolchain no live worker has, is answered at once as SandboxFusion answers what it
+#: cannot run, with SandboxError and a message saying so. What codeexec runs: Python's two, and the
+#: languages of the workers' table (worker/languages/__init__.py, RUN_CODE).
 SANDBOXFUSION_LANGUAGES = (
     "python", "cpp", "nodejs", "go", "go_test", "java", "php", "csharp", "bash", "typescript", "sql", "rust",
     "cuda", "lua", "R", "perl", "D_ut", "ruby", "scala", "julia", "pytest", "junit", "kotlin_script", "jest",
     "verilog", "python_gpu", "lean", "swift", "racket",
 )  # fmt: skip
-LANGUAGES = ("python", "pytest", *RUN_CODE)
 MAX_RUN_TIMEOUT_S = 3600.0
 
 
@@ -74,14 +74,6 @@ class RunCodeRequest(BaseModel):
         default_factory=dict, description="Relative path -> base64 content, written first; null values skipped."
     )
     fetch_files: list[str] = Field(default_factory=list, description="Files read back after the run, base64.")
-
-    @field_validator("language")
-    @classmethod
-    def _a_language(cls, language: str) -> str:
-        if language not in SANDBOXFUSION_LANGUAGES:
-            served = ", ".join(LANGUAGES)
-            raise ValueError(f"{language!r} is not a language of SandboxFusion's; this server runs {served}")
-        return language
 
     @field_validator("files")
     @classmethod
@@ -156,8 +148,41 @@ def command_result(end: ScriptEnd) -> CommandRunResult:
     )
 
 
-def unsupported(language: str) -> RunCodeResponse:
-    why = f"language {language!r} is not run by this server (codeexec runs {', '.join(LANGUAGES)})"
+def served(workers_have: set[str] | None) -> tuple[list[str], list[str]]:
+    """The /run_code languages this server runs, and those whose toolchain its workers lack, each with how it
+    is installed; `workers_have`: the languages of the live workers (Dispatch.languages()), None where that
+    is not known (then every language codeexec runs is taken as run)."""
+    runs, lacking = ["python", "pytest"], []
+    for name, (language, _) in RUN_CODE.items():
+        if workers_have is None or language in workers_have:
+            runs.append(name)
+        else:
+            way = run_code_language(name)
+            lacking.append(f"{name} ({way.install() if way else language})")
+    return runs, lacking
+
+
+def not_sandboxfusion_s(language: str, workers_have: set[str] | None) -> JSONResponse:
+    """422, as a request SandboxFusion's model refuses, saying what this server runs instead."""
+    runs, lacking = served(workers_have)
+    why = f"{language!r} is not a language of SandboxFusion's; this server runs {', '.join(runs)}"
+    if lacking:
+        why += f"; its workers lack the toolchains of {', '.join(lacking)}"
+    problem = {"type": "value_error", "loc": ["body", "language"], "msg": why, "input": language}
+    return JSONResponse({"detail": [problem]}, status_code=422)
+
+
+def not_run(language: str, workers_have: set[str] | None) -> RunCodeResponse | None:
+    """SandboxError, at once, for a language of SandboxFusion's this server does not run: one codeexec does
+    not, or one whose toolchain no live worker has; None for one it runs."""
+    runs, _ = served(workers_have)
+    if language in runs:
+        return None
+    if language in RUN_CODE:
+        way = run_code_language(language)
+        why = f"no worker of this server has the toolchain of {language} ({way.install() if way else ''})"
+    else:
+        why = f"language {language!r} is not run by this server (it runs {', '.join(runs)})"
     return RunCodeResponse(status="SandboxError", message=why, run_result=CommandRunResult(status="Error", stderr=why))
 
 
@@ -195,9 +220,12 @@ def create_app(settings: Settings, redis_url: str) -> FastAPI:
         compile and run, in a fresh directory with the request's files, on its stdin; its output, exit
         status, wall-clock time and the files asked for. Too many jobs waiting: 504 with Retry-After (the
         one status verl retries), nothing queued."""
-        if request.language not in LANGUAGES:
-            return unsupported(request.language)
         dispatch = state["dispatch"]
+        workers_have = await dispatch.languages()
+        if request.language not in SANDBOXFUSION_LANGUAGES:
+            return not_sandboxfusion_s(request.language, workers_have)
+        if (refused := not_run(request.language, workers_have)) is not None:
+            return refused
         task_id = f"run-{secrets.token_hex(8)}"
         memory = request.memory_limit_MB
         script = Script(

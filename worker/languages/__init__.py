@@ -75,6 +75,11 @@ def _wanted(names: str, kind: str) -> list[str]:
     return list(dict.fromkeys(found))
 
 
+def found_here() -> list[str]:
+    """The languages whose toolchain this machine has (their own way: a benchmark's may want more)."""
+    return [name for name, language in LANGUAGES.items() if not isinstance(language.toolchain(), str)]
+
+
 def every_way(name: str) -> list[Language]:
     """The language called `name`, as each benchmark's harness runs it (HumanEval-X's Go needs testify)."""
     return [LANGUAGES[name], *dialects(name).values()]

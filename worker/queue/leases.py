@@ -46,6 +46,7 @@ from pydantic import BaseModel
 
 from codeexec.protocol import keys
 from codeexec.protocol.run import Job, RunMeta
+from codeexec.worker.languages import found_here
 from codeexec.worker.queue.schedule import Schedule
 
 log = logging.getLogger(__name__)
@@ -56,15 +57,16 @@ _FORGET_WORKER_S = 3600.0  # how long a dead worker stays listed (as dead) befor
 _REAP_AT_ONCE = 16
 
 # KEYS: WORKERS, worker hash, LEASES. ARGV: worker id, lease seconds, forget seconds, host, pid,
-# started, environments (JSON), [lease id].
+# started, environments (JSON), languages (JSON), [lease id].
 _BEAT = """
 local t = redis.call('TIME')
 local now = tonumber(t[1]) + tonumber(t[2]) / 1e6
 redis.call('ZADD', KEYS[1], now, ARGV[1])
-redis.call('HSET', KEYS[2], 'last', now, 'host', ARGV[4], 'pid', ARGV[5], 'started', ARGV[6], 'environments', ARGV[7])
+redis.call('HSET', KEYS[2], 'last', now, 'host', ARGV[4], 'pid', ARGV[5], 'started', ARGV[6], 'environments', ARGV[7],
+           'languages', ARGV[8])
 redis.call('EXPIRE', KEYS[2], math.ceil(tonumber(ARGV[3])))
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now - tonumber(ARGV[3]))
-if ARGV[8] then redis.call('ZADD', KEYS[3], 'XX', now + tonumber(ARGV[2]), ARGV[8]) end
+if ARGV[9] then redis.call('ZADD', KEYS[3], 'XX', now + tonumber(ARGV[2]), ARGV[9]) end
 """
 
 # KEYS: LEASES. ARGV: lease seconds, most. Leases past their expiry, each pushed on by a lease so
@@ -98,6 +100,7 @@ class Worker(BaseModel):
     last: float  # its last heartbeat, on Redis's clock
     alive: bool
     environments: list[str] = []  # besides its own Python (worker/environments.py)
+    languages: list[str] | None = None  # those whose toolchain it has (worker/languages/); None: not said
 
 
 class Heart:
@@ -110,13 +113,15 @@ class Heart:
         self.id = f"{self.host}:{self.pid}:{secrets.token_hex(2)}"
         self.lease: str | None = None
         self.environments = list(environments or [])
+        self.languages = found_here()
         self._beat = client.register_script(_BEAT)
         self._expired = client.register_script(_EXPIRED)
         self.schedules = {name: Schedule(client, name) for name in [None, *self.environments]}
         self._stopped = threading.Event()
 
     def beat(self) -> None:
-        args = [self.id, LEASE_S, _FORGET_WORKER_S, self.host, self.pid, self.started, json.dumps(self.environments)]
+        args = [self.id, LEASE_S, _FORGET_WORKER_S, self.host, self.pid, self.started, json.dumps(self.environments),
+                json.dumps(self.languages)]  # fmt: skip
         if self.lease:
             args.append(self.lease)
         self._beat(keys=[keys.WORKERS, keys.worker(self.id), keys.LEASES], args=args)
@@ -247,9 +252,19 @@ def workers(client: redis.Redis) -> list[Worker]:
                 last=last,
                 alive=now - last < LEASE_S,
                 environments=json.loads(fields.get("environments") or "[]"),
+                languages=json.loads(fields["languages"]) if "languages" in fields else None,
             )
         )
     return sorted(found, key=lambda worker: (not worker.alive, worker.host, worker.pid))
+
+
+def languages_served(client: redis.Redis) -> set[str] | None:
+    """The languages some live worker has the toolchain of; None where no live worker says (none is alive, or
+    one is of a codeexec that does not say)."""
+    alive = [worker for worker in workers(client) if worker.alive]
+    if not alive or any(worker.languages is None for worker in alive):
+        return None
+    return {name for worker in alive for name in worker.languages or ()}
 
 
 def in_flight(client: redis.Redis, run: str) -> int:

@@ -114,14 +114,15 @@ def _options(db: WorkerStore, run: str, problem: Problem) -> dict[str, object] |
 
 
 def _run(total: int, code: str | None, once: Callable[[str], RunResult]) -> RunResult:
-    """Run the program; an infra_error (the machine's fault) is retried with backoff, then kept."""
+    """Run the program; an infra_error (the machine's fault) is retried with backoff, then kept; one that
+    trying again cannot mend (a toolchain this worker lacks) is kept at once."""
     if code is None:
         return unclosed_fence(total)
     attempts = get_settings().max_attempts
     zygote_lost = 0
     for attempt in range(1, attempts + 1):
         result = once(code)
-        if result.exit_code is not Outcome.INFRA_ERROR:
+        if result.exit_code is not Outcome.INFRA_ERROR or result.lasting:
             return result
         log.warning("infra_error (attempt %d of %d): %s", attempt, attempts, result.detail)
         zygote_lost += result.detail.startswith(ZYGOTE_LOST)

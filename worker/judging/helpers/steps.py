@@ -181,7 +181,8 @@ def prepare(
 
 
 def _unavailable(language: Language, missing: str) -> RunResult:
-    return RunResult(exit_code=Outcome.INFRA_ERROR, score=0.0, passed=0, total=1, detail=f"{language.title}: {missing}")
+    detail = f"{language.title}: {missing}"
+    return RunResult(exit_code=Outcome.INFRA_ERROR, score=0.0, passed=0, total=1, detail=detail, lasting=True)
 
 
 def _warm(

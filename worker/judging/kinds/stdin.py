@@ -67,7 +67,20 @@ def run_tests(code: str, tests: StdinTests, plan: Plan) -> RunResult:
         return verdict is Verdict.ACCEPTED or plan.all_tests
 
     if tests.language != "python":
-        return _checked(_in_language(code, tests, plan, caps, judge), tests, plan, tally, finished)
+        run = _in_language(code, tests, plan, caps, judge)
+    else:
+        run = _in_python(code, tests, plan, caps, judge)
+    if run.exit_code is Outcome.INFRA_ERROR:  # the machine's failure, not the program's: no test's verdict
+        return run.model_copy(update={"total": total})
+    return _checked(run, tests, plan, tally, finished)
+
+
+def _in_python(
+    code: str, tests: StdinTests, plan: Plan, caps: list[int], judge: Callable[[TestEnded], bool]
+) -> RunResult:
+    """Run a Python program on each test's input: the candidate's process is the tests' runner, and forks
+    the program's process for each test from its warm interpreter (worker/candidate/forked_runs.py)."""
+    config = runner_config(**plan.options)
     stdio = {
         "prelude": plan.prelude,
         "inputs": marshal.dumps([given.encode() for given in tests.inputs]),
@@ -78,11 +91,8 @@ def run_tests(code: str, tests: StdinTests, plan: Plan) -> RunResult:
         "ceiling": config.wall_ceiling_factor,
     }
     options = plan.options | {"output_bytes": max(caps)}
-    timeout = plan.budget_s + _SLACK_S + _SLACK_PER_TEST_S * total
-    run = run_program(code, Harness("stdin", stdio, prelude=plan.prelude), timeout, on_test=judge, **options)
-    if run.exit_code is Outcome.INFRA_ERROR:
-        return run.model_copy(update={"total": total})
-    return _checked(run, tests, plan, tally, finished)
+    timeout = plan.budget_s + _SLACK_S + _SLACK_PER_TEST_S * len(tests.inputs)
+    return run_program(code, Harness("stdin", stdio, prelude=plan.prelude), timeout, on_test=judge, **options)
 
 
 def _checked(run: RunResult, tests: StdinTests, plan: Plan, tally: Tally, finished: list[tuple[int, str]]) -> RunResult:
