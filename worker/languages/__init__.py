@@ -70,7 +70,8 @@ def _wanted(names: str, kind: str) -> list[str]:
         package
         for name in wanted
         for language in every_way(name_of(name) or name)
-        for package in getattr(language, kind).split()
+        for provides in (language, *language.libraries)
+        for package in getattr(provides, kind).split()
     ]
     return list(dict.fromkeys(found))
 

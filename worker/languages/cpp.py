@@ -20,7 +20,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from codeexec.worker.compilers import prebuilt
-from codeexec.worker.languages.language import Language, RunCode, SelfTest, Toolchain
+from codeexec.worker.languages.language import Language, Library, RunCode, SelfTest, Toolchain
 
 #: Libraries a program links where it includes their headers (HumanEval-X's CPP/162 uses OpenSSL's MD5,
 #: which CodeGeeX links for it: libssl-dev).
@@ -106,7 +106,14 @@ LANGUAGE = Cpp(
 )
 DIALECTS = {
     "mxeval": replace(LANGUAGE, compile=(("g++", "{file}", "-o", "{stem}"),), compile_limit_s=100.0, run_limit_s=10.0),
-    "humaneval-x": replace(LANGUAGE, compile=(("g++", "-std=c++11", "{file}", "-o", "{stem}"),)),
+    "humaneval-x": replace(
+        LANGUAGE,
+        compile=(("g++", "-std=c++11", "{file}", "-o", "{stem}"),),
+        libraries=(
+            Library(("/usr/include/boost/any.hpp",), "HumanEval-X's CPP/22 and CPP/137", package="libboost-dev"),
+            Library(("/usr/include/openssl/md5.h",), "HumanEval-X's CPP/162", package="libssl-dev"),
+        ),
+    ),
     # Competitive programming's: Codeforces' (and open-r1's judging of it) -O2 and ONLINE_JUDGE.
     "competitive": replace(
         LANGUAGE, compile=(("g++", "-O2", "-std=c++17", "-DONLINE_JUDGE", "{file}", "-o", "{stem}"),)

@@ -4,7 +4,7 @@ Debian's node-lodash on NODE_PATH. A failed assert (node:assert's ERR_ASSERTION)
 import re
 from dataclasses import replace
 
-from codeexec.worker.languages.language import Language, RunCode, SelfTest
+from codeexec.worker.languages.language import Language, Library, RunCode, SelfTest
 
 #: Where Debian's Node packages are (node-lodash, node-typescript), and where `npm install -g` puts others (its
 #: prefix's lib/node_modules: /usr/local's, or /usr's where Node is the system's): HumanEval-X's
@@ -30,7 +30,13 @@ DIALECTS = {
     "mxeval": replace(LANGUAGE, run_limit_s=10.0),
     # CodeGeeX's: console.assert prints "Assertion failed" and goes on; the run passes only if it printed nothing.
     "humaneval-x": replace(
-        LANGUAGE, quiet="both", status_ignored=True, failed_assertion=re.compile(r"Assertion failed")
+        LANGUAGE,
+        quiet="both",
+        status_ignored=True,
+        failed_assertion=re.compile(r"Assertion failed"),
+        libraries=(
+            Library(tuple(f"{path}/js-md5" for path in NODE_PATHS), "HumanEval-X's JavaScript/162", npm="js-md5"),
+        ),
     ),
 }
 SELF_TEST = SelfTest(

@@ -58,6 +58,25 @@ class RunCode:
     failing: str
 
 
+@dataclass(frozen=True)
+class Library:
+    """What some of a benchmark's programs need beyond the toolchain (HumanEval-X's C++ includes Boost in two
+    of its tests): found where any of `paths` exists, provided by Debian's `package` or npm's `npm`, needed
+    by `needed_by`. Where it is missing only those programs fail, as under the reference's harness without it;
+    `codeexec doctor` says so, and the worker image and the test suite install it with the language."""
+
+    paths: tuple[str, ...]
+    needed_by: str
+    package: str = ""
+    npm: str = ""
+
+    def found(self) -> bool:
+        return any(glob.glob(path) for path in self.paths)
+
+    def install(self) -> str:
+        return f"apt-get install {self.package}" if self.package else f"npm install -g {self.npm}"
+
+
 class Unavailable(Exception):
     """What a language's steps need that this worker has, but could not make (Rust's crates built once): the
     machine's failure, not the program's."""
@@ -88,6 +107,7 @@ class Language:
     - `reads`: directories beyond the system's its steps read and execute (headers, class libraries);
       `needs`: files or directories without which its programs cannot be judged (a library the tests
       import; a pattern of glob's, where any version will do): where one is missing, so is the toolchain;
+      `libraries`: what only some of its programs need (Library), checked by `codeexec doctor`;
     - `failed_assertion`: what in a failed run's stderr (or stdout) says a test's assertion failed, rather
       than that the program crashed (assertion_fail against error);
     - how a step's end reads, where the reference reads more than its exit status: `compiled`, the exit
@@ -120,6 +140,7 @@ class Language:
     env: dict[str, str] = field(default_factory=dict)
     reads: tuple[str, ...] = ()
     needs: tuple[str, ...] = ()
+    libraries: tuple[Library, ...] = ()
     failed_assertion: re.Pattern[str] | None = None
     compiled: frozenset[int] = frozenset({0})
     failed_if: re.Pattern[str] | None = None

@@ -1,6 +1,8 @@
 """`codeexec doctor`: what candidates run under on this machine, in each isolation mode and posture, and
-the languages whose toolchains are here; with --check, each of those languages' self-test run as a program of it
-is (worker/languages/: a program that passes, one whose assertion fails, one that does not compile)."""
+the languages whose toolchains are here, with what each benchmark's way of running them lacks (a library
+some of its programs need) and one command that installs everything missing; with --check, each of those
+languages' self-test run as a program of it is (worker/languages/: a program that passes, one whose
+assertion fails, one that does not compile)."""
 
 from __future__ import annotations
 
@@ -36,12 +38,16 @@ def run(args: argparse.Namespace) -> int:
         languages[name] = {"title": language.title, "aliases": list(language.aliases), "path": path} | (
             {"missing": said} if isinstance(toolchain, str) else {"version": said, "directories": toolchain.directories}
         )
+        if not isinstance(toolchain, str):
+            languages[name] |= {"lacking": _lacking(name)} if _lacking(name) else {}
         if name in checked and not isinstance(toolchain, str):
             languages[name]["checked"] = checked[name]
+    install = _install(languages)
     if args.json:
         document = {"sandbox": settings.sandbox, "pid_namespace": settings.pid_namespace, "isolation": found}
         document |= {"relaxed": relaxed, "relaxations": relaxations(), "programs": programs}
-        print(json.dumps(document | {"programs_relaxations": programs_relaxations(), "languages": languages}))
+        document |= {"programs_relaxations": programs_relaxations(), "languages": languages, "install": install}
+        print(json.dumps(document))
     else:
         print(f"settings: CODEEXEC_SANDBOX={settings.sandbox}, CODEEXEC_PID_NAMESPACE={settings.pid_namespace}")
         for mode, protections in (found | relaxed | programs).items():
@@ -56,9 +62,15 @@ def run(args: argparse.Namespace) -> int:
         for name, found_ in languages.items():
             where = f"{found_['path']}  {found_['version']}" if "version" in found_ else f"missing: {found_['missing']}"
             print(f"  {found_['title'] + ' (' + name + ')':<24} {where}")
+            for lacking in found_.get("lacking", []):
+                print(f"  {'':<24} {lacking['way']} lacks {lacking['what']}: {lacking['why']} ({lacking['install']})")
             if "checked" in found_:
                 for said in found_["checked"] or ["its self-test: passes, fails and refuses as it should"]:
                     print(f"  {'':<24} {said}")
+        commands = [f"apt-get install {' '.join(install['apt'])}"] * bool(install["apt"])
+        commands += [f"npm install -g {' '.join(install['npm'])}"] * bool(install["npm"])
+        print(f"to install every language's toolchain and libraries: {' && '.join(commands)}" if commands else
+              "every language's toolchain and libraries are here")  # fmt: skip
         for mode, names in absent.items():
             if names:
                 print(f"codeexec: required, and not in place (isolation {mode}): {', '.join(names)}", file=sys.stderr)
@@ -77,6 +89,43 @@ def add_flags(parser: argparse.ArgumentParser) -> None:
         metavar="LANGUAGES",
         help="also run each language's self-test (all, or the comma-separated names), as programs of it run here",
     )
+
+
+def _lacking(name: str) -> list[dict[str, str]]:
+    """What the language lacks here as each benchmark's harness runs it (a way's own toolchain, a library some
+    of its programs need), where its own toolchain is here."""
+    from codeexec.worker.languages import dialects
+
+    found = []
+    for benchmark, way in dialects(name).items():
+        toolchain = way.toolchain()
+        if isinstance(toolchain, str):
+            what = {"what": "its toolchain", "why": toolchain, "package": way.package, "npm": way.npm}
+            found.append({"way": f"as {benchmark} runs it,", **what, "install": way.install()})
+        for library in way.libraries:
+            if not library.found():
+                what = {"what": library.npm or library.paths[0], "why": f"needed by {library.needed_by}"}
+                found.append(
+                    {"way": f"as {benchmark} runs it,", **what, "package": library.package, "npm": library.npm,
+                     "install": library.install()}
+                )  # fmt: skip
+    return found
+
+
+def _install(languages: dict[str, dict]) -> dict[str, list[str]]:
+    """Debian's and npm's packages of everything missing: the languages' toolchains and their libraries."""
+    from codeexec.worker.languages import LANGUAGES
+
+    apt: list[str] = []
+    npm: list[str] = []
+    for name, found in languages.items():
+        if "missing" in found:
+            apt += LANGUAGES[name].package.split()
+            npm += LANGUAGES[name].npm.split()
+        for lacking in found.get("lacking", []):
+            apt += lacking["package"].split()
+            npm += lacking["npm"].split()
+    return {"apt": list(dict.fromkeys(apt)), "npm": list(dict.fromkeys(npm))}
 
 
 def _checked(asked: str | None) -> dict[str, list[str]]:
