@@ -338,7 +338,7 @@ class Run:
 
     def report(self, k: Sequence[int] | None = None, intervals: bool = True) -> RunReport:
         """pass@k (with intervals), per task n and c, outcomes: what `codeexec report --json` prints."""
-        return build_report(self.meta, self.counts(), list(k or self.meta.options.k), intervals=intervals)
+        return build_report(self.meta, self.counts(), k, intervals=intervals)
 
     def results(self, samples_path: Path | None = None) -> Iterator[Any]:
         """Each sample of the run's samples file, in its order, with its result (None: not yet): a SampleResult

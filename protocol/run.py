@@ -12,6 +12,9 @@ from pydantic_core import PydanticCustomError
 from codeexec.protocol.kinds import JudgeMode
 from codeexec.protocol.models import SampleKind
 
+#: The k a report gives where a run asks for none: those of them every task has samples for.
+DEFAULT_K = (1, 10, 100)
+
 #: The run priorities that have names (worker/queue/schedule.py serves higher ones first).
 PRIORITIES = {"high": 10, "normal": 0, "low": -10}
 
@@ -46,9 +49,10 @@ class RunOptions(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    k: list[int] = Field(
-        [1, 10, 100],
-        description="pass@k to report (default 1,10,100; the flag takes them comma-separated)",
+    k: list[int] | None = Field(
+        None,
+        description="pass@k to report, comma-separated (default: 1, 10 and 100, each where every task has that "
+        "many samples)",
         json_schema_extra=_flag(metavar="1,10,100"),
     )
     timeout_s: float | None = Field(
@@ -118,6 +122,8 @@ class RunOptions(BaseModel):
     @field_validator("k", mode="before")
     @classmethod
     def _k(cls, value: Any) -> Any:
+        if value is None:
+            return None
         if isinstance(value, str):
             try:
                 value = [int(part) for part in value.split(",") if part.strip()]
@@ -130,6 +136,11 @@ class RunOptions(BaseModel):
         if any(not isinstance(k, int) or isinstance(k, bool) or k <= 0 for k in value):
             raise _expected("every k a positive whole number")
         return sorted(set(value))
+
+    def ks(self, fewest: int) -> list[int]:
+        """The k to report of a run whose tasks have at least `fewest` samples each: those asked for; else
+        DEFAULT_K's that many samples allow (1 at least)."""
+        return self.k if self.k is not None else [k for k in DEFAULT_K if k <= fewest] or [1]
 
     @field_validator("timeout_s", mode="before")
     @classmethod

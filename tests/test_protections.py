@@ -94,4 +94,5 @@ def test_the_report_says_what_each_host_ran_candidates_under(
     assert codeexec(env, "status", "r", "--wait").returncode == 0
     assert report(env, "r")["protections"] == {socket.gethostname(): {ALL_ON: 5}}
     shown = codeexec(env, "report", "r")
-    assert f"protections on {socket.gethostname()}" in shown.stdout and "all on (5 samples)" in shown.stdout
+    assert f"sandbox on host {socket.gethostname()}" in shown.stdout
+    assert "all on: pid_namespace, network, filesystem, syscalls, signals, capabilities (5 samples)" in shown.stdout

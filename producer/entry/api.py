@@ -127,8 +127,9 @@ def prepare(
 
 def compare_runs(client: redis.Redis, a: str, b: str, k: Sequence[int] | None = None) -> Comparison:
     first = Run.fetch(client, a)
-    ks = list(k or first.meta.options.k)
-    return compare(first.report(ks, intervals=False), Run.fetch(client, b).report(ks, intervals=False), ks)
+    report_a = first.report(k, intervals=False)
+    ks = list(k or sorted(map(int, report_a.pass_at_k | report_a.left_out)))  # asked for; else A's
+    return compare(report_a, Run.fetch(client, b).report(ks, intervals=False), ks)
 
 
 def comparison_html(comparison: Comparison, path: str | Path) -> Path:

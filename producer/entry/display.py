@@ -18,7 +18,7 @@ from codeexec.worker.queue.leases import Worker, workers
 
 # Not a terminal (a log, CI, a pipe): lines as long as they are, never wrapped or cut at 80 columns.
 stderr = Console(stderr=True, width=None if sys.stderr.isatty() else 1000)
-stdout = Console()
+stdout = Console(width=None if sys.stdout.isatty() else 1000)
 
 
 def print_status(run: Run) -> None:
@@ -41,13 +41,14 @@ def print_status(run: Run) -> None:
 
 
 def print_workers(client: redis.Redis, listed: list[Worker]) -> None:
-    now = float(client.time()[0])
+    seconds, microseconds = client.time()
+    now = seconds + microseconds / 1e6  # the clock of the workers' heartbeats
     table = Table(title="workers", title_justify="left")
     for column in ("host", "pid", "state", "environments", "run", "samples in hand", "last heartbeat"):
         table.add_column(column)
     for worker in listed:
         state = "alive" if worker.alive else "gone"
-        ago = f"{now - worker.last:.0f} s ago"
+        ago = f"{max(0.0, now - worker.last):.0f} s ago"
         served = ", ".join(worker.environments) or "-"
         table.add_row(worker.host, str(worker.pid), state, served, worker.run or "-", str(worker.samples), ago)
     stdout.print(table)
@@ -79,10 +80,10 @@ def wait_for(run: Run, show: bool = True, serving: str | None = None) -> None:
 
 
 def _protections(summary: str) -> str:
-    """ "all on", or the protections that were not (worker/process/protections.py's summary)."""
+    """ "all on", naming them, or the protections that were not (worker/process/protections.py's summary)."""
     states = dict(word.partition("=")[::2] for word in summary.split())
     short = [f"{name} {state}" for name, state in states.items() if state != "on"]
-    return "all on" if not short else "without " + ", ".join(short)
+    return f"all on: {', '.join(states)}" if not short else "without " + ", ".join(short)
 
 
 def print_report(report: RunReport, per_task: bool) -> None:
@@ -98,22 +99,25 @@ def print_report(report: RunReport, per_task: bool) -> None:
         table.add_row(f"pass@{k}{plus}", f"{100 * value:.2f}%  [dim]95% [{100 * low:.2f}, {100 * high:.2f}][/]")
     for k, why in report.left_out.items():
         table.add_row(f"pass@{k}", f"[dim]left out: {why}")
-    table.add_row("samples", f"{report.n_done} / {report.n_samples}")
     table.add_row("tasks", str(len(report.tasks)))
-    for outcome, count in report.outcomes.items():
+    table.add_row("samples done", f"{report.n_done} / {report.n_samples}")
+    for outcome, count in report.outcomes.items():  # of samples
         if count:
-            table.add_row(f"  {outcome}", str(count))
+            table.add_row(f"  samples {outcome}", str(count))
     for tests, limits in report.limits.items():  # named for what they limit where the run has several kinds
         table.add_row("time limit" + (f", {tests}" if len(report.limits) > 1 else ""), limits)
     tests = sum(report.judged.values())
     if tests:
         share = report.judged.get("host-compared", 0) / tests
-        table.add_row("judged in the host", f"{100 * share:.1f}% of {tests} tests (the rest in-process)")
+        # docs/judging.md: the candidate sends the value, the worker compares it (the candidate cannot forge it)
+        table.add_row(
+            "tests compared by the worker", f"{100 * share:.1f}% of {tests} (the rest in the candidate's process)"
+        )
     table.add_row("hash seed", str(report.hash_seed))
     table.add_row("isolation", report.isolation)
-    for host, seen in report.protections.items():
+    for host, seen in report.protections.items():  # what the candidates ran under (docs/security.md)
         for under, count in seen.items():
-            table.add_row(f"protections on {host}", f"{_protections(under)} ({count} samples)")
+            table.add_row(f"sandbox on host {host}", f"{_protections(under)} ({count} samples)")
     stdout.print(table)
     for note in report.notes:
         stdout.print(f"[yellow]note:[/] {note}")

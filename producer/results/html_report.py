@@ -282,8 +282,11 @@ def render_run(report: RunReport, outcomes: dict[str, TaskOutcomes]) -> str:
         ["time limit", _time_limits(report)],
         ["hash seed", str(report.hash_seed)],
         ["isolation", escape(report.isolation)],
-        ["protections", protections or "—"],
-        ["judged in the host", f"{report.judged.get('host-compared', 0)} of {judged} tests" if judged else "—"],
+        ["sandbox on each host (what candidates ran under)", protections or "—"],
+        [
+            "tests compared by the worker (the candidate sends its value; the rest in its own process)",
+            f"{report.judged.get('host-compared', 0)} of {judged} tests" if judged else "—",
+        ],
         ["codeexec", escape(meta.version or "unknown")],
         [
             "workers",

@@ -90,10 +90,12 @@ class Counts:
     notes: set[str]
 
 
-def build_report(meta: RunMeta, counts: Counts, ks: Sequence[int], intervals: bool = False) -> RunReport:
-    """The report of the run `meta` is of, from its counts; `intervals`: with pass@k's bootstrap interval
-    (~0.2 s per k for 1,000 tasks, where the rest takes milliseconds)."""
+def build_report(meta: RunMeta, counts: Counts, ks: Sequence[int] | None = None, intervals: bool = False) -> RunReport:
+    """The report of the run `meta` is of, from its counts, of pass@k for each of `ks` (else the run's: its
+    options' k, or those its samples allow); `intervals`: with pass@k's bootstrap interval (~0.2 s per k for
+    1,000 tasks, where the rest takes milliseconds)."""
     run, options = meta.run, meta.options
+    ks = list(ks or options.ks(min(counts.expected.values(), default=0)))
     kinds = [KINDS[name] for name in (meta.kinds if meta.kinds is not None else ["assertions"]) if name in KINDS]
     base = any(kind.base_check for kind in kinds)
     stats, worker_notes = counts.stats, counts.notes

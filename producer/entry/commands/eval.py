@@ -37,4 +37,4 @@ def run(args: argparse.Namespace) -> int:
         except KeyboardInterrupt:
             stderr.print(f"interrupted; nothing is lost: [bold]codeexec status {meta.run} --wait[/] carries on")
             raise
-        return report_run(submitted, meta.options.k, args, None, make=True)
+        return report_run(submitted, None, args, None, make=True)

@@ -30,7 +30,7 @@ def run(args: argparse.Namespace) -> int:
     with backend(get_settings()) as client:
         found = Run.fetch(client, args.run)
         fit(found.meta, results_files_asked(args))
-        return report_run(found, args.k or found.meta.options.k, args, args.samples, make=False)
+        return report_run(found, args.k, args, args.samples, make=False)
 
 
 def results_files_asked(args: argparse.Namespace) -> list[str]:
@@ -38,7 +38,7 @@ def results_files_asked(args: argparse.Namespace) -> list[str]:
     return [flag for flag, results_file in RESULTS_FILES.items() if getattr(args, results_file.dest)]
 
 
-def report_run(run: Run, ks: list[int], args: argparse.Namespace, moved: Path | None, make: bool) -> int:
+def report_run(run: Run, ks: list[int] | None, args: argparse.Namespace, moved: Path | None, make: bool) -> int:
     """Print the run's report and write the files asked for; `moved`: where its samples file is now, if
     not where it was submitted from (the run records that path: for eval, the one it just wrote); `make`: what
     a results file needs beside (BigCodeBench's ground truth) is made and waited for (eval)."""

@@ -81,7 +81,9 @@ def write_files(
     counts = [(len(entries), sum(entry["status"] == "pass" for entry in entries)) for entries in evaluated.values()]
     least = min((n for n, _ in counts), default=0)
     summary: dict[str, Any] = {
-        f"pass@{k}": sum(pass_at_k(n, c, k) for n, c in counts) / len(counts) for k in meta.options.k if k <= least
+        f"pass@{k}": sum(pass_at_k(n, c, k) for n, c in counts) / len(counts)
+        for k in meta.options.ks(least)
+        if k <= least
     }
     model, split = _named(Path(meta.samples_path).name)
     summary |= {
