@@ -14,9 +14,10 @@ from __future__ import annotations
 import marshal
 from typing import Any
 
-from codeexec.protocol.result import Outcome, RunResult
+from codeexec.protocol.kinds import CaseTests
+from codeexec.protocol.result import Outcome, RunResult, Verdict
 from codeexec.worker.candidate.values import PLAIN_BYTES, decode
-from codeexec.worker.judging.helpers.cases import Plan
+from codeexec.worker.judging.helpers.cases import Plan, Tally
 from codeexec.worker.process.runner import Harness, run_program
 
 ENTRY_POINT = "check"
@@ -49,3 +50,17 @@ def check(code: str, triples: list[tuple[Any, Any, Any]], plan: Plan) -> list[tu
         else:
             judged.append((False, f"the checker {'raised ' + str(payload) if kind == 'raised' else kind}"))
     return judged
+
+
+def result(tests: CaseTests, answers: list[tuple[int, Any]], plan: Plan, tally: Tally) -> RunResult:
+    """The sample's result: its tally, with the problem's checker (where it has one) judging `answers`, the
+    (test's index, output) of the tests that ended, whose verdicts stand as accepted until it says."""
+    if tests.checker is not None and answers:
+        triples = [(tests.inputs[index], tests.outputs[index], answer) for index, answer in answers]
+        judged = check(tests.checker, triples, plan)
+        if isinstance(judged, RunResult):
+            return judged.model_copy(update={"total": len(tests.inputs)})
+        for (index, _), (accepted, why) in zip(answers, judged, strict=True):
+            if not accepted:
+                tally.verdicts[index], tally.details[index] = Verdict.WRONG_ANSWER, why
+    return tally.result(plan.all_tests)

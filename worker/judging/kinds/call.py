@@ -80,15 +80,7 @@ def run_tests(code: str, tests: CallTests, plan: Plan) -> RunResult:
         tally.add(verdict, detail)
     if done.stopped == "budget" and len(done.outputs) < total:
         tally.add(Verdict.TIME_LIMIT, "the sample's time budget ran out")
-    if tests.checker is not None and values:
-        triples = [(tests.inputs[index], tests.outputs[index], value) for index, value in values]
-        judged = checker.check(tests.checker, triples, plan)
-        if isinstance(judged, RunResult):
-            return judged.model_copy(update={"total": total})
-        for (index, _), (accepted, why) in zip(values, judged, strict=True):
-            if not accepted:
-                tally.verdicts[index], tally.details[index] = Verdict.WRONG_ANSWER, why
-    return tally.result(plan.all_tests)
+    return checker.result(tests, values, plan, tally)
 
 
 def _verdict(

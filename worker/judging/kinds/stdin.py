@@ -97,20 +97,11 @@ def _in_python(
 
 def _checked(run: RunResult, tests: StdinTests, plan: Plan, tally: Tally, finished: list[tuple[int, str]]) -> RunResult:
     """The result of the tests that ran in `run`, the checker's verdicts on the outputs of those that ended."""
-    total = len(tests.inputs)
     tally.ran(run)
     if run.exit_code is not Outcome.PASS:  # the runner did not go on: the program does not compile, or worse
         tally.add(Verdict.TIME_LIMIT if run.exit_code is Outcome.TIMEOUT else Verdict.RUNTIME_ERROR, run.detail)
         tally.compile_error = run.detail if run.exit_code is Outcome.SYNTAX_ERROR else None
-    if tests.checker is not None and finished:
-        triples = [(tests.inputs[index], tests.outputs[index], output) for index, output in finished]
-        judged = checker.check(tests.checker, triples, plan)
-        if isinstance(judged, RunResult):
-            return judged.model_copy(update={"total": total})
-        for (index, _), (accepted, why) in zip(finished, judged, strict=True):
-            if not accepted:
-                tally.verdicts[index], tally.details[index] = Verdict.WRONG_ANSWER, why
-    return tally.result(plan.all_tests)
+    return checker.result(tests, finished, plan, tally)
 
 
 def _in_language(
