@@ -77,7 +77,14 @@ VARYING = [
     (re.compile(r"(?<!\d)20\d{6}_?\d{6}(?!\d)"), "<clock>"),
     (re.compile(r"(?:/[\w.-]+)+/(?=worker/(?:candidate|process|judging)/)"), "<codeexec>/"),
     (re.compile(r"(?:/[\w.-]+)+/bin/python[\d.]*"), "<python>"),
+    (re.compile(r"/pch/\.new-\w{8}/"), "/pch/<building>/"),  # C++'s precompiled headers, as they were built
+    (re.compile(r"\b0xc0000[0-9a-f]{5}\b"), "<go heap address>"),  # in a Go panic's stack
+    (re.compile(r"(?:(?<=\t)|(?<=\\t))\d+\.\d+s\b|(?<=\()\d+\.\d+s(?=\))"), "<time>"),  # go test's (a tab: JSON's \t)
+    (re.compile(r"(?<=\()\d+ ms(?=\))|(?<=Time:)\s+\d+(?:\.\d+)? m?s\b"), "<time>"),  # Jest's
+    (re.compile(r"(?<=finished after )\d+ ms\b"), "<time>"),  # the JUnit console launcher's
 ]
+#: The fields of a program's ending (a compile's, a run's) that say how long it took.
+ENDING_TIMINGS = {"charged_s", "wall_s"}
 #: /run_code requests, as SandboxFusion's tests and verl send them; each one's answer is recorded.
 RUN_CODE: list[dict[str, Any]] = [
     {"code": "print(int(input()) + 1)", "stdin": "41"},
@@ -203,7 +210,10 @@ SETS: dict[str, Callable[[Path], Built]] = {
 
 
 def outcome(stored: Any) -> dict[str, Any] | None:
-    return None if stored is None else stored.model_dump(mode="json", exclude=TIMINGS)
+    if stored is None:
+        return None
+    endings = {ending: ENDING_TIMINGS for ending in ("script", "compiled") if getattr(stored, ending) is not None}
+    return stored.model_dump(mode="json", exclude=dict.fromkeys(TIMINGS, True) | endings)
 
 
 def record_sets(names: list[str], directory: Path) -> Iterator[dict[str, Any]]:
@@ -299,7 +309,16 @@ def normalized(text: str) -> str:
 
 def load(path: Path) -> dict[tuple[str, int], dict[str, Any]]:
     with gzip.open(path, "rt") as lines:
-        return {(row["set"], row["line"]): row for row in (json.loads(normalized(line)) for line in lines)}
+        return {(row["set"], row["line"]): untimed(row) for row in (json.loads(normalized(line)) for line in lines)}
+
+
+def untimed(row: dict[str, Any]) -> dict[str, Any]:
+    """The row without its program's endings' timings (records made before they were left out)."""
+    outcome = row.get("outcome")
+    for ending in ("script", "compiled"):
+        if isinstance(outcome, dict) and isinstance(outcome.get(ending), dict):
+            outcome[ending] = {name: value for name, value in outcome[ending].items() if name not in ENDING_TIMINGS}
+    return row
 
 
 def compare(before: Path, after: Path, again: Path | None = None) -> int:
