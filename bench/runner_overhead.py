@@ -118,9 +118,9 @@ def main() -> None:
     }
     helpers: list[Helper] = []
     if args.before or args.before_python:
-        this = Helper(sys.executable, "from codeexec.worker.judging.sample_program import score_code_exec")
+        this = Helper(sys.executable, "from codeexec import score_code_exec")
         if args.before_python:
-            before = Helper(args.before_python, "from codeexec.worker.judging.sample_program import score_code_exec")
+            before = Helper(args.before_python, "from codeexec import score_code_exec")
         else:
             old_import = (
                 f"sys.path.insert(0, {str(args.before.resolve())!r})\nfrom worker.runner import score_code_exec"
