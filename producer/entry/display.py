@@ -89,7 +89,7 @@ def _protections(summary: str) -> str:
 def print_report(report: RunReport, per_task: bool) -> None:
     table = Table(title=f"run {report.run}", title_justify="left")
     table.add_column("metric")
-    table.add_column("value", justify="right")
+    table.add_column("value")  # left: a long row (the time limits) leaves short ones readable
     if report.base_pass_at_k is not None:  # HumanEval+, MBPP+: both numbers, as EvalPlus prints them
         for k, value in report.base_pass_at_k.items():
             table.add_row(f"pass@{k} base tests", f"{100 * value:.2f}%")
