@@ -115,7 +115,9 @@ def _contained(result: RunResult) -> None:
 def test_nothing_a_test_started_outlives_it_and_no_test_reaches_its_runner(tmp_path: Path) -> None:
     # Test 1 leaves a process behind (a session of its own, holding a lock in /dev/shm, asleep) and tries
     # to kill the runner, its parent; test 2 finds the lock free only if that process is gone. Were the
-    # runner killed, test 2 would not run.
+    # runner killed, test 2 would not run. The process holds 256 MiB it has written: a killed process frees
+    # its memory before it lets go of its files, so test 2 would find the lock held if it started as soon
+    # as the kill was sent (kill() returns before the process has ended; the runner waits for it to end).
     lock = f"/dev/shm/codeexec-test-{tmp_path.name}"
     code = (
         "import fcntl, os, time\n"
@@ -125,6 +127,9 @@ def test_nothing_a_test_started_outlives_it_and_no_test_reaches_its_runner(tmp_p
         "    if os.fork() == 0:\n"
         "        os.setsid()\n"
         "        fcntl.flock(held, fcntl.LOCK_EX)\n"
+        "        weight = bytearray(256 << 20)\n"
+        "        for page in range(0, len(weight), 4096):\n"
+        "            weight[page] = 1\n"
         "        os.write(go, b'x')\n"
         "        time.sleep(60)\n"
         "        os._exit(0)\n"
@@ -136,7 +141,8 @@ def test_nothing_a_test_started_outlives_it_and_no_test_reaches_its_runner(tmp_p
         "    except OSError:\n        print('it lives')\n"
     )
     try:
-        result = judge(code, stdin_tests(("first\n", "left one"), ("second\n", "alone")), all_tests=True)
+        tests = stdin_tests(("first\n", "left one"), ("second\n", "alone"), memory_bytes=1 << 30)
+        result = judge(code, tests, all_tests=True)
     finally:
         Path(lock).unlink(missing_ok=True)
     _contained(result)

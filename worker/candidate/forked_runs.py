@@ -18,8 +18,10 @@ compiled, the prelude's modules and namespace made once), ~3 ms against ~10 ms, 
   /proc, while it can read each test's CPU-wait figure there (worker/process/timelimit.py says why
   that, not the wall clock, is what a test is charged);
 - once a test's process has ended, every other process of the PID namespace is killed (kill(-1) spares
-  only the namespace's init and the caller: the kernel never lets a fork escape it), or without a
-  namespace, the test's process group: a process that left it may outlive its test (docs/security.md);
+  only the namespace's init and the caller: the kernel never lets a fork escape it), and the next test
+  waits until they are gone (a killed process lets go of its files, its locks, as it exits, and the init
+  reaps it: kill() returns before either); or without a namespace, the test's process group: a process
+  that left it may outlive its test (docs/security.md);
 - what a test wrote in the working directory is removed before the next starts.
 
     stdio = {"prelude": code, "inputs": marshal data of [bytes, ...], "limit": s, "caps": [bytes, ...],
@@ -67,6 +69,9 @@ _READ = 1 << 16
 _RESULT_BYTES = 4096
 _LOOKS = 10  # a test's threads' figures are read this many times in its limit, and at each deadline
 _PROCESSES = 64  # the most of a test's processes whose threads' figures are read at a look (a fork bomb's are not)
+# How long the next test waits for the processes a test left to be gone once killed (a process stuck in the
+# kernel dies when it leaves it), and how often it looks.
+_GONE_S, _GONE_LOOK_S = 10.0, 0.0005
 
 
 def run_tests(
@@ -197,6 +202,8 @@ class _Test:
             except OSError:  # nothing left
                 pass
             _, status = os.waitpid(pid, 0)
+            if contained:
+                _all_gone()
             for fd in (pidfd, *([self.wait] if self.wait is not None else [])):
                 _close(fd)
         for stream in (self.out, self.err):
@@ -469,6 +476,18 @@ def _waited(fd: int | None) -> int | None:
         return int(_pread(fd, 128, 0).split()[1])
     except (OSError, IndexError, ValueError):
         return None
+
+
+def _all_gone() -> None:
+    """Return once the PID namespace holds no process but its init and this one (those kill(-1) reaches:
+    a process killed but still exiting, or exited and not yet reaped by the init), or after _GONE_S."""
+    deadline = _monotonic_ns() + _GONE_S * 1_000_000_000
+    while _monotonic_ns() < deadline:
+        try:
+            _kill(-1, 0)
+        except ProcessLookupError:  # no one left
+            return
+        time.sleep(_GONE_LOOK_S)
 
 
 def _children(path: str) -> list[int]:
